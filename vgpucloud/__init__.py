@@ -1,0 +1,1 @@
+"""vgpucloud: a cloud control plane for virtual GPUs."""
