@@ -1,0 +1,230 @@
+"""HTTP client for the Placement API — ours or OpenStack's, they speak the same wire protocol.
+
+The agent, the scheduler and the CLI reach Placement only through this class, so they also
+work against a real OpenStack Placement. It owns three concerns:
+
+- microversions: every request carries ``OpenStack-API-Version: placement <v>``;
+- errors: Placement's ``{"errors": [{"code": ...}]}`` bodies become the matching
+  ``vgpucloud.errors`` class (``placement.concurrent_update`` -> ``ConcurrentUpdate``);
+- retries: ``retry_on_conflict`` re-runs a read-modify-write step with fresh state when a
+  generation compare-and-swap loses a race (DESIGN rule 5: retried, never ignored).
+
+Transports are injectable: ``httpx.WSGITransport(app=...)`` runs a whole cloud in one
+process for tests; the default is a pooled HTTP connection.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import httpx
+
+from vgpucloud import errors
+
+DEFAULT_MICROVERSION = "1.39"
+T = TypeVar("T")
+
+_ERRORS_BY_CODE: dict[str, type[errors.VgpucloudError]] = {
+    cls.code: cls
+    for cls in (
+        errors.ConcurrentUpdate,
+        errors.DuplicateName,
+        errors.InventoryInUse,
+        errors.ProviderInUse,
+        errors.CannotDeleteParent,
+        errors.ResourceProviderNotFound,
+        errors.QueryDuplicateKey,
+        errors.QueryBadValue,
+        errors.QueryMissingValue,
+    )
+}
+_ERRORS_BY_STATUS: dict[int, type[errors.VgpucloudError]] = {
+    400: errors.BadRequest,
+    403: errors.Forbidden,
+    404: errors.NotFound,
+    409: errors.Conflict,
+}
+
+
+class PlacementError(errors.VgpucloudError):
+    """A Placement response we did not expect (5xx, 401, 406, unparseable)."""
+
+    code = "client.placement"
+
+
+def error_from_response(response: httpx.Response) -> errors.VgpucloudError:
+    """The vgpucloud error for a Placement error response.
+
+    Parses Placement's error body, e.g.::
+
+        {"errors": [{"status": 409, "title": "Conflict", "code": "placement.concurrent_update",
+                     "detail": "resource provider generation conflict", "request_id": "req-..."}]}
+    """
+    detail, code = response.text, None
+    try:
+        first = response.json()["errors"][0]
+        detail, code = first.get("detail", detail), first.get("code")
+    except (ValueError, KeyError, IndexError, TypeError):
+        pass
+    where = f"{response.request.method} {response.request.url.path}"
+    message = f"Placement refused {where} ({response.status_code}): {detail}"
+    cls = _ERRORS_BY_CODE.get(code or "") or _ERRORS_BY_STATUS.get(response.status_code)
+    if cls is None:
+        return PlacementError(message)
+    return cls(message, code=code) if code else cls(message)
+
+
+def retry_on_conflict(step: Callable[[], T], attempts: int = 5, backoff: float = 0.05) -> T:
+    """Run ``step`` (which must re-read what it writes) until it does not lose a generation race."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return step()
+        except errors.ConcurrentUpdate:
+            if attempt == attempts:
+                raise
+            time.sleep(backoff * attempt)
+    raise AssertionError("unreachable")
+
+
+class PlacementClient:
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        token: str = "admin",
+        microversion: str = DEFAULT_MICROVERSION,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self.microversion = microversion
+        self._http = httpx.Client(
+            base_url=self.endpoint,
+            headers={"X-Auth-Token": token, "Accept": "application/json"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- plumbing --------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+        microversion: str | None = None,
+        ok: tuple[int, ...] = (200, 201, 204),
+    ) -> httpx.Response:
+        headers = {"OpenStack-API-Version": f"placement {microversion or self.microversion}"}
+        try:
+            response = self._http.request(method, path, json=json, params=params,
+                                          headers=headers)
+        except httpx.HTTPError as exc:
+            raise PlacementError(
+                f"cannot reach Placement at {self.endpoint} ({method} {path}): {exc}; "
+                "check that the API is running and the endpoint is right"
+            ) from exc
+        if response.status_code not in ok:
+            raise error_from_response(response)
+        return response
+
+    def _get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None).json()
+
+    # --- resource providers -----------------------------------------------------
+
+    def list_providers(self, **filters: str) -> list[dict[str, Any]]:
+        providers: list[dict[str, Any]] = self._get("/resource_providers", **filters)[
+            "resource_providers"
+        ]
+        return providers
+
+    def get_provider(self, uuid: str) -> dict[str, Any] | None:
+        response = self.request("GET", f"/resource_providers/{uuid}", ok=(200, 404))
+        return None if response.status_code == 404 else dict(response.json())
+
+    def create_provider(
+        self, name: str, uuid: str | None = None, parent_provider_uuid: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name}
+        if uuid:
+            body["uuid"] = uuid
+        if parent_provider_uuid:
+            body["parent_provider_uuid"] = parent_provider_uuid
+        return dict(self.request("POST", "/resource_providers", json=body).json())
+
+    def delete_provider(self, uuid: str) -> None:
+        self.request("DELETE", f"/resource_providers/{uuid}")
+
+    # --- inventories ---------------------------------------------------------------
+
+    def get_inventories(self, uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/resource_providers/{uuid}/inventories"))
+
+    def put_inventories(
+        self, uuid: str, generation: int, inventories: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        body = {"resource_provider_generation": generation, "inventories": inventories}
+        return dict(
+            self.request("PUT", f"/resource_providers/{uuid}/inventories", json=body).json()
+        )
+
+    # --- traits --------------------------------------------------------------------
+
+    def ensure_trait(self, name: str) -> None:
+        self.request("PUT", f"/traits/{name}")
+
+    def get_provider_traits(self, uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/resource_providers/{uuid}/traits"))
+
+    def put_provider_traits(self, uuid: str, generation: int, traits: list[str]) -> dict[str, Any]:
+        body = {"resource_provider_generation": generation, "traits": sorted(traits)}
+        return dict(self.request("PUT", f"/resource_providers/{uuid}/traits", json=body).json())
+
+    def ensure_resource_class(self, name: str) -> None:
+        self.request("PUT", f"/resource_classes/{name}")
+
+    # --- aggregates ----------------------------------------------------------------
+
+    def get_provider_aggregates(self, uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/resource_providers/{uuid}/aggregates"))
+
+    def put_provider_aggregates(
+        self, uuid: str, generation: int, aggregates: list[str]
+    ) -> dict[str, Any]:
+        body = {"resource_provider_generation": generation, "aggregates": aggregates}
+        return dict(
+            self.request("PUT", f"/resource_providers/{uuid}/aggregates", json=body).json()
+        )
+
+    # --- allocations -----------------------------------------------------------------
+
+    def get_allocations(self, consumer_uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/allocations/{consumer_uuid}"))
+
+    def put_allocations(self, consumer_uuid: str, body: Mapping[str, Any]) -> None:
+        self.request("PUT", f"/allocations/{consumer_uuid}", json=body)
+
+    def delete_allocations(self, consumer_uuid: str) -> bool:
+        """False when the consumer had none (already gone: deleting is idempotent for us)."""
+        response = self.request("DELETE", f"/allocations/{consumer_uuid}", ok=(204, 404))
+        return response.status_code == 204
+
+    def get_provider_allocations(self, uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/resource_providers/{uuid}/allocations"))
+
+    def get_provider_usages(self, uuid: str) -> dict[str, Any]:
+        return dict(self._get(f"/resource_providers/{uuid}/usages"))
+
+    def allocation_candidates(self, params: Mapping[str, str]) -> dict[str, Any]:
+        return dict(self._get("/allocation_candidates", **params))
+
+    def reshape(self, body: Mapping[str, Any]) -> None:
+        self.request("POST", "/reshaper", json=body)
