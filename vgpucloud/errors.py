@@ -18,6 +18,7 @@ The tree::
     │   ├── ProviderInUse                  placement.resource_provider.inuse
     │   └── CannotDeleteParent             placement.resource_provider.cannot_delete_parent
     ├── Forbidden                          403
+    ├── DatabaseUnavailable                503 the database server cannot be reached or used
     └── HostDeviceError                    the kernel refused, or would refuse, an mdev operation
         ├── InvalidDeviceName              a PCI address, type id or UUID failed validation
         ├── ParentGone                     the parent device is not (or no longer) in sysfs
@@ -25,7 +26,8 @@ The tree::
         ├── NoInstancesLeft                available_instances is 0 for that type on that parent
         ├── MdevNotFound                   no mdev with that UUID
         ├── MdevExists                     an mdev with that UUID already exists
-        └── MdevBusy                       the mdev is held by a guest; the kernel refuses remove
+        ├── MdevBusy                       the mdev is held by a guest; the kernel refuses remove
+        └── MdevClaimConflict              the ledger holds that mdev for another instance
 
 Codes are part of the API contract: clients match on them, so never change one.
 HTTP layers map classes to statuses through ``http_status``; nothing below ``api``
@@ -134,6 +136,16 @@ class CannotDeleteParent(Conflict):
     code = "placement.resource_provider.cannot_delete_parent"
 
 
+# --- 503 ---------------------------------------------------------------------
+
+
+class DatabaseUnavailable(VgpucloudError):
+    """The database named by ``[database] connection`` cannot be reached or used."""
+
+    code = "vgpucloud.database_unavailable"
+    http_status = 503
+
+
 # --- host devices ------------------------------------------------------------
 
 
@@ -169,3 +181,7 @@ class MdevExists(HostDeviceError):
 
 class MdevBusy(HostDeviceError):
     code = "host.device.mdev_busy"
+
+
+class MdevClaimConflict(HostDeviceError):
+    code = "host.device.claim_conflict"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
+from vgpucloud.placement.candidates import CandidateRequest, Snapshot
 from vgpucloud.placement.models import (
     Allocation,
     Consumer,
@@ -189,4 +190,11 @@ class PlacementStore(Protocol):
         """Usages by consumer type ("all" groups everything, "unknown" untyped) with a
         ``consumer_count`` entry, as GET /usages returns at 1.38; callers before 1.38 use
         the "all" group without the count."""
+        ...
+
+    # --- allocation candidates -------------------------------------------------------
+
+    def candidate_snapshot(self, request: CandidateRequest) -> Snapshot:
+        """The whole trees that can matter for ``request`` (storage.candidate_queries).
+        Unknown resource classes or traits -> BadRequest naming them."""
         ...

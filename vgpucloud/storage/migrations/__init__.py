@@ -1,0 +1,1 @@
+"""Alembic migrations of the vgpucloud schema, run programmatically by ``storage.schema``."""
