@@ -1,0 +1,170 @@
+"""The internal API WSGI app (``/internal/v1``): what agents call, admin token only.
+
+Routes::
+
+    GET  /hosts                         registered hosts
+    PUT  /hosts/{name}                  register or refresh a host's facts
+    POST /hosts/{name}/heartbeat        the agent is alive
+    POST /hosts/{name}/tasks/lease      lease 0..n tasks (long-poll up to wait_seconds)
+    POST /tasks                         enqueue a task (conductor, tests)
+    GET  /tasks/{uuid}                  one task
+    POST /tasks/{uuid}/result           done/failed, by the lease owner only
+
+It reuses the framework of the Placement app: request ids, ``vgpucloud.api.auth``, the
+``Router`` and the ``{"errors": [...]}`` fault shape with stable codes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import webob
+
+from vgpucloud.api import faults, jsonbody
+from vgpucloud.api.auth import authenticated, identity_of
+from vgpucloud.api.internal import schemas
+from vgpucloud.api.internal.ports import HostFacts, HostTaskStore
+from vgpucloud.api.internal.views import host_view, task_view
+from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
+from vgpucloud.api.requestid import ensure_request_id
+from vgpucloud.api.routing import FIRST_VERSION, Route, Router
+from vgpucloud.conf import Settings
+from vgpucloud.errors import VgpucloudError
+
+LOG = logging.getLogger(__name__)
+POLL_INTERVAL = 0.25
+SUMMARY = {"version": "v1", "status": "CURRENT"}
+StartResponse = Callable[..., Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InternalRequest:
+    http: webob.Request
+    params: dict[str, str]
+    store: HostTaskStore
+
+    def body(self, schema: dict[str, Any]) -> Any:
+        return jsonbody.parse(self.http, schema)
+
+
+def _json(body: Any, status: int = 200) -> webob.Response:
+    return webob.Response(status=status, body=json.dumps(body).encode(),
+                          content_type="application/json", charset=None)
+
+
+# --- handlers ------------------------------------------------------------------------
+
+
+def list_hosts(request: InternalRequest) -> webob.Response:
+    return _json({"hosts": [host_view(h) for h in request.store.list_hosts()]})
+
+
+def register_host(request: InternalRequest) -> webob.Response:
+    data = request.body(schemas.register_host)
+    host = request.store.register_host(request.params["name"], HostFacts(**data))
+    return _json(host_view(host))
+
+
+def heartbeat(request: InternalRequest) -> webob.Response:
+    return _json(host_view(request.store.heartbeat(request.params["name"])))
+
+
+def lease_tasks(request: InternalRequest) -> webob.Response:
+    data = request.body(schemas.lease)
+    deadline = time.monotonic() + float(data.get("wait_seconds", 0))
+    while True:
+        leased = request.store.lease(request.params["name"], data["owner"],
+                                     data["lease_seconds"], data.get("max_tasks", 1))
+        if leased or time.monotonic() >= deadline:
+            return _json({"tasks": [task_view(t) for t in leased]})
+        time.sleep(min(POLL_INTERVAL, max(deadline - time.monotonic(), 0)))
+
+
+def enqueue_task(request: InternalRequest) -> webob.Response:
+    data = request.body(schemas.enqueue)
+    task, created = request.store.enqueue(data["host"], data["kind"], data["payload"],
+                                          data.get("uuid"))
+    response = _json(task_view(task), 201 if created else 200)
+    response.headers["Location"] = f"{request.http.script_name}/tasks/{task.uuid}"
+    return response
+
+
+def show_task(request: InternalRequest) -> webob.Response:
+    return _json(task_view(request.store.get_task(request.params["uuid"])))
+
+
+def report_result(request: InternalRequest) -> webob.Response:
+    data = request.body(schemas.result)
+    task = request.store.finish(request.params["uuid"], data["owner"], data["state"],
+                                data.get("result"), data.get("fault"))
+    return _json(task_view(task))
+
+
+ROUTES = (
+    Route("GET", "/hosts", list_hosts, "internal:hosts:list"),
+    Route("PUT", "/hosts/{name}", register_host, "internal:hosts:register", json_body=True),
+    Route("POST", "/hosts/{name}/heartbeat", heartbeat, "internal:hosts:heartbeat"),
+    Route("POST", "/hosts/{name}/tasks/lease", lease_tasks, "internal:tasks:lease",
+          json_body=True),
+    Route("POST", "/tasks", enqueue_task, "internal:tasks:create", json_body=True),
+    Route("GET", "/tasks/{uuid}", show_task, "internal:tasks:show"),
+    Route("POST", "/tasks/{uuid}/result", report_result, "internal:tasks:result",
+          json_body=True),
+)
+
+
+# --- the app -------------------------------------------------------------------------
+
+
+class InternalService:
+    """WSGI app of the internal API over ``store``."""
+
+    def __init__(self, settings: Settings, store: HostTaskStore) -> None:
+        self.store = store
+        self.router = Router(ROUTES)
+        self._protected = authenticated(self._serve, settings)
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        ensure_request_id(environ)
+        try:
+            return self._protected(environ, start_response)
+        except VgpucloudError as exc:  # the auth layer's own 401
+            return fault_response(environ, exc)(environ, start_response)
+
+    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        request = webob.Request(environ)
+        try:
+            response = self._respond(request)
+        except VgpucloudError as exc:
+            response = fault_response(environ, exc)
+        except Exception:
+            LOG.exception("Unexpected error serving %s %s (%s)", request.method,
+                          request.path_qs, environ.get(REQUEST_ID_KEY))
+            response = fault_response(environ, faults.HTTPFault(
+                500, "Unexpected error in the internal API; the API log has the traceback "
+                f"under request id {environ.get(REQUEST_ID_KEY)}."))
+        return response(environ, start_response)
+
+    def _respond(self, request: webob.Request) -> webob.Response:
+        route, params = self.router.match(request.method, request.path_info or "/",
+                                          FIRST_VERSION)
+        identity = identity_of(request.environ)
+        if identity is None or not identity.is_admin:
+            raise faults.forbidden(
+                f"Policy does not allow {route.policy} to be performed; the internal API is "
+                "for agents and services with the admin role (noauth2: X-Auth-Token: admin).")
+        if route.json_body:
+            jsonbody.require_json(request)
+        return route.handler(InternalRequest(request, params, self.store))
+
+
+def fault_response(environ: dict[str, Any], exc: VgpucloudError) -> webob.Response:
+    """The Placement error shape, always with the stable ``code``."""
+    return faults.error_response(
+        faults.status_of(exc), exc.message, code=exc.code,
+        request_id=environ.get(REQUEST_ID_KEY), headers=getattr(exc, "headers", None))

@@ -1,0 +1,215 @@
+"""GET /allocation_candidates (1.10+): parse the query, ask the engine, render by microversion.
+
+A query and what it becomes (1.39)::
+
+    ?resources=VCPU:1,MEMORY_MB:512&resources1=VGPU:1&required1=CUSTOM_NVIDIA_11
+    &resources_GPU2=VGPU:1&group_policy=isolate&limit=100&root_required=!CUSTOM_MAINT
+
+    CandidateRequest(groups=(RequestGroup("", {VCPU: 1, MEMORY_MB: 512}),
+                             RequestGroup("1", {VGPU: 1}, required CUSTOM_NVIDIA_11),
+                             RequestGroup("_GPU2", {VGPU: 1})),
+                     group_policy="isolate", limit=100, root_required=forbidden CUSTOM_MAINT)
+
+Which keys a microversion knows: ``resources`` 1.10, ``limit`` 1.16, ``required`` 1.17,
+``member_of`` 1.21, suffixed groups and ``group_policy`` 1.25, ``in_tree`` 1.31, named
+suffixes 1.33, ``root_required`` 1.35, ``same_subtree`` and resourceless groups 1.36.
+Response shapes: 1.10 lists allocations, 1.12 keys them by provider, 1.17 adds traits to
+summaries, 1.27 lists every inventory in them, 1.29 adds parent/root uuids (and nested
+candidates), 1.34 adds ``mappings``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import webob
+
+from vgpucloud.api.microversion import Version
+from vgpucloud.api.placement import params
+from vgpucloud.api.placement.context import PlacementRequest, json_response
+from vgpucloud.errors import BadRequest, QueryBadValue, QueryDuplicateKey, QueryMissingValue
+from vgpucloud.placement.candidates import (
+    CandidateRequest,
+    CandidateResult,
+    GenerationPolicy,
+    RequestGroup,
+    Snapshot,
+    check_request,
+    find_candidates,
+)
+from vgpucloud.placement.models import TraitQuery
+
+_GROUP_KEY = re.compile(r"^(resources|required|member_of|in_tree)(.*)$")
+_NUMBERED = re.compile(r"^[1-9][0-9]*$")
+_NAMED = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_LIMIT = re.compile(r"^[1-9][0-9]*$")
+_SINCE = {"resources": 10, "limit": 16, "required": 17, "member_of": 21, "group_policy": 25,
+          "in_tree": 31, "root_required": 35, "same_subtree": 36}
+
+
+def list_allocation_candidates(request: PlacementRequest) -> webob.Response:
+    candidate_request = parse_request(request.query(), request.version)
+    snapshot = request.store.candidate_snapshot(candidate_request)
+    placement = request.settings.placement
+    result = find_candidates(snapshot, candidate_request, GenerationPolicy(
+        max_candidates=placement.max_allocation_candidates,
+        strategy=placement.allocation_candidates_generation_strategy,
+        randomize=placement.randomize_allocation_candidates))
+    return json_response(request, render(snapshot, candidate_request, result, request.version))
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def parse_request(pairs: Sequence[tuple[str, str]], version: Version) -> CandidateRequest:
+    """The query pairs as a checked ``CandidateRequest``; BadRequest when Placement says 400."""
+    by_suffix = _split_groups(pairs, version)
+    if "" not in by_suffix and version < (1, 25):
+        raise QueryMissingValue(
+            "Invalid query string parameters: 'resources' is a required property; "
+            "send ?resources=VCPU:1,MEMORY_MB:512.")
+    groups = tuple(_group(suffix, group_pairs, version)
+                   for suffix, group_pairs in by_suffix.items())
+    request = CandidateRequest(
+        groups=groups,
+        group_policy=_group_policy(pairs),
+        limit=_limit(pairs),
+        root_required=_root_required(pairs),
+        same_subtree=_same_subtree(pairs),
+        nested_aware=version >= (1, 29),
+    )
+    check_request(request, resourceless_allowed=version >= (1, 36))
+    return request
+
+
+def _split_groups(pairs: Sequence[tuple[str, str]], version: Version
+                  ) -> dict[str, list[tuple[str, str]]]:
+    by_suffix: dict[str, list[tuple[str, str]]] = {}
+    for key, value in pairs:
+        match = _GROUP_KEY.match(key)
+        if match is None or not _known_suffix(match.group(1), match.group(2), version):
+            if key not in _SINCE or version < (1, _SINCE[key]):
+                raise BadRequest(
+                    f"Invalid query string parameters: {key!r} is not a known parameter of "
+                    f"GET /allocation_candidates at microversion {version}.")
+            continue
+        prefix, suffix = match.groups()
+        by_suffix.setdefault(suffix, []).append((prefix, value))
+    return by_suffix
+
+
+def _known_suffix(prefix: str, suffix: str, version: Version) -> bool:
+    if version < (1, _SINCE[prefix]):
+        return False
+    if not suffix:
+        return True
+    if version < (1, 25):
+        return False
+    if prefix == "in_tree" and version < (1, 31):
+        return False
+    return bool((_NAMED if version >= (1, 33) else _NUMBERED).match(suffix))
+
+
+def _group(suffix: str, pairs: list[tuple[str, str]], version: Version) -> RequestGroup:
+    resources = params.single_value(pairs, "resources")
+    in_tree = params.single_value(pairs, "in_tree")
+    return RequestGroup(
+        suffix=suffix,
+        resources=params.parse_resources(resources) if resources is not None else {},
+        traits=params.parse_required(params.values_of(pairs, "required"), version,
+                                     f"required{suffix}"),
+        member_of=params.parse_member_of(params.values_of(pairs, "member_of"), version),
+        in_tree=params.parse_uuid(f"in_tree{suffix}", in_tree) if in_tree else None,
+    )
+
+
+def _group_policy(pairs: Sequence[tuple[str, str]]) -> str | None:
+    policy = params.single_value(pairs, "group_policy")
+    if policy is not None and policy not in ("none", "isolate"):
+        raise QueryBadValue(
+            f"Invalid query string parameters: group_policy {policy!r} is not one of "
+            "'none', 'isolate'.")
+    return policy
+
+
+def _limit(pairs: Sequence[tuple[str, str]]) -> int | None:
+    limit = params.single_value(pairs, "limit")
+    if limit is None:
+        return None
+    if not _LIMIT.match(limit):
+        raise QueryBadValue(
+            f"Invalid query string parameters: 'limit' must be a positive integer; got "
+            f"{limit!r}.")
+    return int(limit)
+
+
+def _root_required(pairs: Sequence[tuple[str, str]]) -> TraitQuery:
+    values = params.values_of(pairs, "root_required")
+    if len(values) > 1:
+        raise QueryDuplicateKey("Query parameter 'root_required' may be specified only once.")
+    if not values:
+        return TraitQuery()
+    if values[0].startswith("in:"):
+        raise QueryBadValue("The 'in:' syntax is not supported by 'root_required'.")
+    query = params.parse_required(values, Version(1, 35), "root_required")
+    return query
+
+
+def _same_subtree(pairs: Sequence[tuple[str, str]]) -> tuple[frozenset[str], ...]:
+    subtrees = []
+    for value in params.values_of(pairs, "same_subtree"):
+        suffixes = frozenset(part.strip() for part in value.split(","))
+        if "" in suffixes:
+            raise QueryBadValue(
+                "Empty string (unsuffixed group) can not be specified in `same_subtree` ")
+        subtrees.append(suffixes)
+    return tuple(subtrees)
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+def render(snapshot: Snapshot, request: CandidateRequest, result: CandidateResult,
+           version: Version) -> dict[str, Any]:
+    uuid_of = {pid: node.uuid for pid, node in snapshot.providers.items()}
+    if version >= (1, 12):
+        with_mappings = version >= (1, 34)
+        requests: list[dict[str, Any]] = []
+        for candidate in result.candidates:
+            item: dict[str, Any] = {"allocations": {
+                uuid_of[pid]: {"resources": resources}
+                for pid, resources in candidate.allocations.items()}}
+            if with_mappings:
+                item["mappings"] = {suffix: [uuid_of[pid] for pid in pids]
+                                    for suffix, pids in candidate.mappings.items()}
+            requests.append(item)
+    else:
+        requests = [{"allocations": [
+            {"resource_provider": {"uuid": uuid_of[pid]}, "resources": resources}
+            for pid, resources in candidate.allocations.items()]}
+            for candidate in result.candidates]
+    return {"allocation_requests": requests,
+            "provider_summaries": _summaries(request, result, uuid_of, version)}
+
+
+def _summaries(request: CandidateRequest, result: CandidateResult, uuid_of: dict[int, str],
+               version: Version) -> dict[str, Any]:
+    every_class = version >= (1, 27)
+    asked = request.resource_classes()
+    with_traits = version >= (1, 17)
+    nested = version >= (1, 29)
+    summaries: dict[str, Any] = {}
+    for node in result.summaries:
+        summary: dict[str, Any] = {"resources": {
+            rc: {"capacity": inventory.capacity, "used": inventory.used}
+            for rc, inventory in node.resources.items() if every_class or rc in asked}}
+        if with_traits:
+            summary["traits"] = sorted(node.traits)
+        if nested:
+            summary["parent_provider_uuid"] = (
+                uuid_of[node.parent_id] if node.parent_id is not None else None)
+            summary["root_provider_uuid"] = uuid_of[node.root_id]
+        summaries[node.uuid] = summary
+    return summaries
