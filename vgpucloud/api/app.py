@@ -5,7 +5,7 @@ The mount table is data; later milestones add rows::
     /placement      Placement API (OpenStack Placement 1.0-1.39)
     /compute/v2.1   Compute API subset        (later)
     /image/v2       image records             (later)
-    /internal/v1    agent API                 (later)
+    /internal/v1    agent API (hosts, heartbeats, host tasks)
 
 ``GET /`` lists the mounted services and needs no authentication. Every response, from any
 service, carries an ``x-openstack-request-id``.
@@ -21,6 +21,9 @@ from typing import Any
 import webob
 
 from vgpucloud.api import faults
+from vgpucloud.api.internal.ports import HostTaskStore
+from vgpucloud.api.internal.service import SUMMARY as INTERNAL_SUMMARY
+from vgpucloud.api.internal.service import InternalService
 from vgpucloud.api.placement.service import PlacementService
 from vgpucloud.api.placement.versions import MAX_VERSION, MIN_VERSION
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
@@ -44,6 +47,10 @@ class Mount:
 def placement_mount(settings: Settings, store: PlacementStore) -> Mount:
     return Mount("/placement", "placement", PlacementService(settings, store), {
         "min_version": str(MIN_VERSION), "max_version": str(MAX_VERSION)})
+
+
+def internal_mount(settings: Settings, tasks: HostTaskStore) -> Mount:
+    return Mount("/internal/v1", "internal", InternalService(settings, tasks), INTERNAL_SUMMARY)
 
 
 class MountedApp:

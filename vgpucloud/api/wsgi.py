@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from vgpucloud.api.app import WSGIApp, make_app
+from vgpucloud.api.app import WSGIApp, internal_mount, make_app
 from vgpucloud.conf import Settings, load_settings
 from vgpucloud.errors import ConfigError
 
@@ -35,6 +35,7 @@ def build_application(settings: Settings, *, sync: bool = False) -> WSGIApp:
     from vgpucloud.storage import schema
     from vgpucloud.storage.engine import create_engine, masked
     from vgpucloud.storage.placement_store import SqlPlacementStore
+    from vgpucloud.storage.tasks import SqlHostTaskStore
 
     engine = create_engine(settings.database_url)
     if sync:
@@ -47,7 +48,8 @@ def build_application(settings: Settings, *, sync: bool = False) -> WSGIApp:
         raise ConfigError([
             f"database {masked(settings.database_url)} {state}; run `vgpucloud db sync "
             f"--database-url {masked(settings.database_url)}` (or start with --sync)"])
-    return make_app(settings, SqlPlacementStore(engine))
+    return make_app(settings, SqlPlacementStore(engine),
+                    [internal_mount(settings, SqlHostTaskStore(engine))])
 
 
 def settings_from_environment() -> Settings:

@@ -162,3 +162,8 @@ allocations = Table(
 # What `db sync` fills from os-resource-classes / os-traits, and what test fixtures keep
 # between tests; everything else is user data.
 CATALOGUE_TABLES = (resource_classes, traits)
+
+# The compute tables share this MetaData; importing them here keeps migrations and the
+# schema-drift test looking at one complete schema.
+from vgpucloud.storage import compute_tables as _compute_tables  # noqa: E402, F401
+from vgpucloud.storage import nova_tables as _nova_tables  # noqa: E402, F401

@@ -1,0 +1,229 @@
+"""``spawn`` and ``destroy``: a guest with the mdevs Placement allocated to it, and back.
+
+Spawn, for instance ``I`` (every step idempotent, so a redelivered task converges)::
+
+    GET /allocations/I  ->  per provider holding the parent's mdev_class: (pGPU, type, n)
+    ledger.reserve(I, pGPU, type, n)   a free mdev of that type, or the intent to create one
+    materialize                        create it with the ledger's UUID (adopt if it exists)
+    define + start                     domain XML with <hostdev type='mdev'> per mdev
+    ledger.attach                      the mdevs are the guest's
+
+The ledger is written before sysfs and libvirt (DESIGN rule 1). On any failure the guest is
+undefined and everything ``I`` holds is released (created mdevs become ``free`` for reuse,
+never-created reservations vanish), and the error names the device, the cause and the fix.
+Destroy powers off, undefines and releases; mdevs stay, ``free``, for the next guest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vgpucloud.agent.config import AgentConfig
+from vgpucloud.agent.ledger import Ledger, LedgerEntry, materialize
+from vgpucloud.agent.mdev import Sysfs
+from vgpucloud.agent.provider_tree import child_name
+from vgpucloud.agent.virt import GuestMdev, GuestSpec, GuestState, VirtDriver
+from vgpucloud.client.placement import PlacementClient
+from vgpucloud.errors import HostDeviceError, NoInstancesLeft, VgpucloudError
+
+LOG = logging.getLogger(__name__)
+NVIDIA_VENDOR = "0x10de"
+
+
+class SpawnError(VgpucloudError):
+    """A spawn that failed and was rolled back; the message names the device and the fix."""
+
+    code = "agent.spawn_failed"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MdevWant:
+    """``count`` mdevs of ``type_id`` on ``parent``, allocated from provider ``provider``."""
+
+    provider: str
+    provider_name: str
+    parent: str
+    type_id: str
+    count: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpawnRequest:
+    """The payload of a ``spawn`` task, e.g. ``{"instance_uuid": "c217...", "vcpus": 2,
+    "memory_mb": 4096, "name": "instance-0000000a", "image": "cirros"}``."""
+
+    instance_uuid: str
+    name: str
+    vcpus: int
+    memory_mb: int
+    disk_path: str | None = None
+    image: str | None = None
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> SpawnRequest:
+        try:
+            uuid = str(payload["instance_uuid"])
+            return cls(instance_uuid=uuid, name=str(payload.get("name") or f"instance-{uuid}"),
+                       vcpus=int(payload.get("vcpus", 1)),
+                       memory_mb=int(payload.get("memory_mb", 512)),
+                       disk_path=payload.get("disk_path"), image=payload.get("image"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpawnError(f"spawn payload {dict(payload)} is malformed ({exc!r}); it needs "
+                             "instance_uuid and integer vcpus/memory_mb") from exc
+
+
+class GuestOps:
+    """Executes spawn and destroy on this host."""
+
+    def __init__(self, config: AgentConfig, sysfs: Sysfs, ledger: Ledger, driver: VirtDriver,
+                 placement: PlacementClient) -> None:
+        self.config = config
+        self.sysfs = sysfs
+        self.ledger = ledger
+        self.driver = driver
+        self.placement = placement
+
+    # --- spawn ---------------------------------------------------------------------------
+
+    def spawn(self, payload: Mapping[str, Any], root_uuid: str) -> dict[str, Any]:
+        request = SpawnRequest.from_payload(payload)
+        owner = request.instance_uuid
+        wants = self.mdev_wants(owner, root_uuid)
+        try:
+            entries = self._reserve(owner, wants)
+            guest = self._guest_spec(request, entries)
+            self.driver.define(guest)
+            self.driver.start(owner)
+            for entry in entries:
+                self.ledger.attach(entry.uuid, owner)
+        except Exception as exc:
+            self._roll_back(owner)
+            reason = exc.message if isinstance(exc, VgpucloudError) else repr(exc)
+            raise SpawnError(f"spawn of instance {owner} failed and was rolled back: "
+                             f"{reason}") from exc
+        LOG.info("instance %s running with mdevs %s", owner, [e.uuid for e in entries])
+        return {"instance_uuid": owner, "state": "running",
+                "mdevs": [_mdev_doc(e) for e in entries]}
+
+    def mdev_wants(self, instance: str, root_uuid: str) -> list[MdevWant]:
+        """What the instance's allocations ask of this host's pGPUs."""
+        allocations = self.placement.get_allocations(instance).get("allocations", {})
+        tree = {p["uuid"]: p["name"] for p in self.placement.list_providers(in_tree=root_uuid)}
+        by_name = {child_name(self.config.host, a): a for a in self.config.assignments}
+        wants = []
+        for provider, allocation in sorted(allocations.items()):
+            resources: Mapping[str, int] = allocation.get("resources", {})
+            name = tree.get(provider)
+            address = by_name.get(name or "")
+            assignment = self.config.assignment_for(address) if address else None
+            if assignment is None:
+                self._check_not_an_mdev_class(instance, provider, name, resources)
+                continue
+            count = int(resources.get(assignment.mdev_class, 0))
+            if count:
+                wants.append(MdevWant(provider, name or provider, assignment.address,
+                                      assignment.type_id, count))
+        self._check_one_per_nvidia_gpu(instance, wants)
+        return wants
+
+    def _check_not_an_mdev_class(self, instance: str, provider: str, name: str | None,
+                                 resources: Mapping[str, int]) -> None:
+        classes = {a.mdev_class for a in self.config.assignments.values()}
+        stray = sorted(rc for rc in resources if rc in classes)
+        if stray:
+            where = f"provider {name} ({provider})" if name else f"provider {provider}, " \
+                f"which is not in the tree of host {self.config.host}"
+            raise SpawnError(
+                f"instance {instance} holds {', '.join(stray)} on {where} that maps to no "
+                "configured pGPU of this host; the allocation predates a reshape or a config "
+                "change: restart the agent to reshape, or reschedule the instance")
+
+    def _check_one_per_nvidia_gpu(self, instance: str, wants: list[MdevWant]) -> None:
+        for want in wants:
+            if want.count > 1 and self.sysfs.parent(want.parent).vendor_id == NVIDIA_VENDOR:
+                raise SpawnError(
+                    f"instance {instance} was allocated {want.count} vGPUs on one NVIDIA GPU "
+                    f"({want.parent}, provider {want.provider_name}); NVIDIA gives a guest at "
+                    "most one vGPU per physical GPU: request them in separate numbered groups "
+                    "with group_policy=isolate")
+
+    def _reserve(self, owner: str, wants: list[MdevWant]) -> list[LedgerEntry]:
+        entries: list[LedgerEntry] = []
+        for want in wants:
+            reserved = self.ledger.reserve(owner, want.parent, want.type_id,
+                                           provider=want.provider, count=want.count)
+            for entry in reserved:
+                self._materialize(entry, want)
+            entries.extend(self.ledger.get(e.uuid) or e for e in reserved)
+        return entries
+
+    def _materialize(self, entry: LedgerEntry, want: MdevWant) -> None:
+        try:
+            try:
+                materialize(self.ledger, self.sysfs, entry)
+            except NoInstancesLeft:
+                if not self._make_room(want.parent, want.type_id):
+                    raise
+                materialize(self.ledger, self.sysfs, entry)
+        except HostDeviceError as exc:
+            raise SpawnError(f"mdev {entry.uuid} ({want.type_id} on pGPU {want.parent}, "
+                             f"provider {want.provider_name}) could not be created: "
+                             f"{exc.message}") from exc
+
+    def _make_room(self, parent: str, type_id: str) -> bool:
+        """NVIDIA runs one type per GPU: our own free mdevs of an older type block the new
+        one. Remove those (only ours, only free: DESIGN rule 2) so the create can succeed."""
+        stale = [e for e in self.ledger.free(parent=parent)
+                 if e.type_id != type_id and e.created_by_us]
+        for entry in stale:
+            self.sysfs.remove_mdev(entry.uuid)
+            self.ledger.forget(entry.uuid)
+            LOG.info("removed our free mdev %s (%s) on %s to make room for %s",
+                     entry.uuid, entry.type_id, parent, type_id)
+        return bool(stale)
+
+    def _guest_spec(self, request: SpawnRequest, entries: list[LedgerEntry]) -> GuestSpec:
+        mdevs = []
+        for entry in entries:
+            offered = self.sysfs.parent(entry.parent).type(entry.type_id)
+            mdevs.append(GuestMdev(entry.uuid, offered.device_api if offered else "vfio-pci"))
+        disk = request.disk_path or str(self.instance_dir(request.instance_uuid) / "disk")
+        return GuestSpec(uuid=request.instance_uuid, name=request.name, vcpus=request.vcpus,
+                         memory_mb=request.memory_mb, disk_path=disk, mdevs=tuple(mdevs),
+                         image=request.image)
+
+    def instance_dir(self, instance: str) -> Path:
+        return self.config.state_path / "instances" / instance
+
+    def _roll_back(self, owner: str) -> None:
+        try:
+            if self.driver.state(owner) == GuestState.RUNNING:
+                return  # a previous delivery finished the spawn; this one changes nothing
+            self.driver.undefine(owner)
+        except VgpucloudError as exc:  # keep the spawn's own error the one reported
+            LOG.error("rolling back spawn of %s: cannot undefine the guest: %s", owner, exc)
+        released = self.ledger.release(owner)
+        LOG.warning("rolled back spawn of %s: released mdevs %s", owner,
+                    [e.uuid for e in released])
+
+    # --- destroy -------------------------------------------------------------------------
+
+    def destroy(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            owner = str(payload["instance_uuid"])
+        except KeyError as exc:
+            raise SpawnError(f"destroy payload {dict(payload)} has no instance_uuid") from exc
+        self.driver.undefine(owner)
+        released = self.ledger.release(owner)
+        LOG.info("instance %s destroyed; mdevs %s are free", owner, [e.uuid for e in released])
+        return {"instance_uuid": owner, "state": "deleted",
+                "released_mdevs": sorted(e.uuid for e in released)}
+
+
+def _mdev_doc(entry: LedgerEntry) -> dict[str, Any]:
+    return {"uuid": entry.uuid, "parent": entry.parent, "type": entry.type_id,
+            "provider": entry.provider}
