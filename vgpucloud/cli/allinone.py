@@ -15,22 +15,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vgpucloud.agent.config import load_agent_config
-from vgpucloud.agent.ledger import Ledger
-from vgpucloud.agent.mdev import Sysfs
-from vgpucloud.agent.provider_tree import HostResources, desired_tree
-from vgpucloud.agent.reporter import ProviderReporter
+from vgpucloud.agent.service import Agent, build_agent
+from vgpucloud.client.internal import InternalClient
 from vgpucloud.client.placement import PlacementClient
 from vgpucloud.conf import Settings
-from vgpucloud.errors import ConfigError, VgpucloudError
-from vgpucloud.sim.host import SimHost, kernel_for
+from vgpucloud.errors import ConfigError
+from vgpucloud.sim.host import SimHost
 from vgpucloud.sim.kernel import is_simulated
 from vgpucloud.sim.profiles import profile as gpu_profile
 
 LOG = logging.getLogger(__name__)
 CLOUD_NAME = "vgpucloud"
-# The seed's compute node (nova-vgpu-doc.rst, "Checking allocations and inventories").
-SIMULATED_HOST = HostResources(vcpus=48, memory_mb=65442, disk_gb=49)
+# How long an agent's task long-poll waits: bounds Ctrl-C latency; a task that arrives
+# meanwhile is picked up within the API's poll interval, not after the wait.
+AGENT_WAIT_SECONDS = 1.0
 Progress = Callable[[int, int, str, str], None]
 STEPS = 4
 
@@ -82,38 +80,6 @@ def nova_conf_text(host: str, state_path: Path, mdev_type: str) -> str:
     )
 
 
-class HostAgent:
-    """The provider-reporting loop of one simulated host."""
-
-    def __init__(self, compute: SimulatedCompute, endpoint: str) -> None:
-        self.compute = compute
-        self.client = PlacementClient(endpoint)
-        self.reporter = ProviderReporter(self.client, compute.state_path)
-        self.sysfs = Sysfs(compute.sysfs_root, kernel=kernel_for(compute.sysfs_root))
-
-    def report(self) -> int:
-        """Report the tree once; returns how many pGPU providers it has."""
-        parents = self.sysfs.parents()
-        config = load_agent_config([self.compute.nova_conf], parents=parents)
-        mdevs = self.sysfs.mdevs()
-        ledger = Ledger.in_state_dir(config.state_path)
-        try:
-            foreign = {m.uuid for m in ledger.foreign(mdevs)}
-        finally:
-            ledger.close()
-        tree = desired_tree(config, SIMULATED_HOST, parents, mdevs, foreign)
-        self.reporter.report(tree)
-        return len(tree.children)
-
-    def loop(self, stop: threading.Event, interval: float) -> None:
-        while not stop.wait(interval):
-            try:
-                self.report()
-            except VgpucloudError as exc:  # keep reporting: the next round may succeed
-                LOG.error("%s: report failed: %s", self.compute.name, exc)
-        self.client.close()
-
-
 @dataclasses.dataclass
 class AllInOne:
     state_dir: Path
@@ -125,7 +91,7 @@ class AllInOne:
     report_interval: float = 10.0
     url: str = ""
     computes: list[SimulatedCompute] = dataclasses.field(default_factory=list)
-    agents: list[HostAgent] = dataclasses.field(default_factory=list)
+    agents: list[Agent] = dataclasses.field(default_factory=list)
 
     @property
     def database_url(self) -> str:
@@ -154,29 +120,48 @@ class AllInOne:
         return server
 
     def start_agents(self, stop: threading.Event, progress: Progress) -> list[threading.Thread]:
-        """Report every host once (so the cloud is ready when this returns), then keep
-        reporting in background threads until ``stop`` is set."""
+        """Start every host's agent (reconcile, report its tree, register), so the cloud is
+        ready when this returns; each then leases its tasks in a thread until ``stop``."""
         threads = []
         for compute in self.computes:
-            agent = HostAgent(compute, f"{self.url}/placement")
-            try:
-                pgpus = agent.report()
-            except ConfigError as exc:
-                raise ConfigError([f"{compute.nova_conf}: {p}" for p in exc.problems]) from exc
+            agent = self._start_agent(compute)
+            pgpus = len(agent.desired_tree().children)
             progress(4, STEPS, "agents", f"{compute.name}: 1 compute node + {pgpus} pGPU "
                                          "providers in Placement")
             self.agents.append(agent)
-            thread = threading.Thread(target=agent.loop, args=(stop, self.report_interval),
+            thread = threading.Thread(target=self._run_agent, args=(agent, stop),
                                       name=f"agent-{compute.name}", daemon=True)
             thread.start()
             threads.append(thread)
         return threads
 
+    def _start_agent(self, compute: SimulatedCompute) -> Agent:
+        try:
+            agent = build_agent(
+                [str(compute.nova_conf)], sysfs_root=str(compute.sysfs_root), virt="fake",
+                placement=PlacementClient(f"{self.url}/placement"),
+                internal=InternalClient(f"{self.url}/internal/v1"),
+                wait_seconds=AGENT_WAIT_SECONDS, report_interval=self.report_interval,
+            )
+            agent.start()
+        except ConfigError as exc:
+            raise ConfigError([f"{compute.nova_conf}: {p}" for p in exc.problems]) from exc
+        return agent
+
+    @staticmethod
+    def _run_agent(agent: Agent, stop: threading.Event) -> None:
+        try:
+            agent.run_forever(stop)
+        finally:
+            agent.placement.close()
+            agent.internal.close()
+            agent.close()
+
     def first_pgpu_provider(self) -> str | None:
         """UUID of some pGPU provider, for the commands the banner suggests."""
         for agent in self.agents:
             root = agent.reporter.root_uuid
-            for provider in agent.client.list_providers(in_tree=root or ""):
+            for provider in agent.placement.list_providers(in_tree=root or ""):
                 if provider["uuid"] != root:
                     return str(provider["uuid"])
         return None
@@ -213,7 +198,9 @@ class AllInOne:
 
         app = build_application(Settings(database_url=self.database_url))
         try:
-            server = waitress.create_server(app, host="127.0.0.1", port=self.port, threads=8)
+            # Each agent holds one thread in its task long-poll; leave 8 for everyone else.
+            server = waitress.create_server(app, host="127.0.0.1", port=self.port,
+                                            threads=8 + self.hosts)
         except OSError as exc:
             raise ConfigError([f"--port {self.port}: cannot listen on 127.0.0.1:{self.port} "
                                f"({exc.strerror}); stop what uses it or pass --port 0"]) from exc
