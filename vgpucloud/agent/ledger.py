@@ -174,6 +174,14 @@ class Ledger:
         with self._transaction() as db:
             db.execute("DELETE FROM mdevs WHERE uuid = ?", (uuid,))
 
+    def forget_if_free(self, uuid: str) -> bool:
+        """Drop a free row in one compare-and-swap, before its mdev is removed: an agent
+        that reserves it at the same moment either wins (and this returns False) or finds
+        it gone. True when this call dropped it."""
+        with self._transaction() as db:
+            cursor = db.execute("DELETE FROM mdevs WHERE uuid = ? AND state = 'free'", (uuid,))
+            return cursor.rowcount == 1
+
     # --- queries ---------------------------------------------------------------
 
     def get(self, uuid: str) -> LedgerEntry | None:

@@ -3,10 +3,13 @@
     vgpucloud host types [--sysfs-root DIR] [--format table|json]
     vgpucloud host mdevs [--sysfs-root DIR] [--ledger FILE]
     vgpucloud host check-config --config-file nova.conf [--sysfs-root DIR]
+    vgpucloud host orphans --config-file nova.conf [--sysfs-root DIR] [--virt fake|libvirt]
+                           [--remove [--include-foreign]]
 
 ``types`` is the MOSK blog's shell loop over ``mdev_supported_types`` as a table; ``mdevs``
 is pGPU -> mdev -> type -> owner (like ``nvidia-smi vgpu``); ``check-config`` runs the
-agent's start-up validation and exits 1 listing every problem.
+agent's start-up validation and exits 1 listing every problem; ``orphans`` is the MOSK
+blog's orphan-mdev workaround (``agent.orphans``), listing by default and removing on request.
 """
 
 from __future__ import annotations
@@ -43,6 +46,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="nova.conf (repeatable; later files override earlier ones)")
     _sysfs_root(check)
     check.set_defaults(func=run_check_config)
+
+    orphans = commands.add_parser(
+        "orphans", help="mdevs no guest uses (the type-change workaround), optionally removed")
+    orphans.add_argument("--config-file", action="append", required=True, metavar="FILE",
+                         help="the agent's nova.conf (ledger location, libvirt URI)")
+    _sysfs_root(orphans)
+    orphans.add_argument("--virt", choices=("fake", "libvirt"), default="libvirt",
+                         help="where the guests are defined (default libvirt)")
+    orphans.add_argument("--remove", action="store_true",
+                         help="remove the orphans we created (default: only list)")
+    orphans.add_argument("--include-foreign", action="store_true",
+                         help="with --remove, also remove orphans vgpucloud did not create")
+    orphans.set_defaults(func=run_orphans)
 
 
 def _sysfs_root(parser: argparse.ArgumentParser) -> None:
@@ -159,3 +175,36 @@ def run_check_config(args: argparse.Namespace) -> int:
     rows += [(p.address, "(unused)", None, None) for p in parents if p.address not in assigned]
     print(format_table(("PARENT", "TYPE", "MDEV_CLASS", "MAX_INSTANCES"), rows))
     return 0
+
+
+def run_orphans(args: argparse.Namespace) -> int:
+    from vgpucloud.agent.orphans import Origin, find_orphans
+    from vgpucloud.agent.virt import make_driver
+    from vgpucloud.agent.virt.driver import mdev_holders
+
+    sysfs = sysfs_for(args.sysfs_root)
+    config = load_agent_config(args.config_file)
+    driver = make_driver(args.virt, config.state_path / "guests", config.connection_uri)
+    ledger = Ledger.in_state_dir(config.state_path)
+    try:
+        held = mdev_holders(driver.list_guests())
+        orphans = find_orphans(sysfs.mdevs(), ledger.entries(), held)
+        rows = [(o.mdev.parent, o.mdev.uuid, o.mdev.type_id, o.origin.value) for o in orphans]
+        print(format_table(("PARENT", "MDEV", "TYPE", "ORIGIN"), rows) if rows else
+              "no orphan mdevs: every mdev is held by a guest or reserved by the agent")
+        if not args.remove:
+            return 0
+        for orphan in orphans:
+            if orphan.origin is Origin.FOREIGN and not args.include_foreign:
+                print(f"kept {orphan.mdev.uuid}: not created by vgpucloud "
+                      "(pass --include-foreign to remove it too)")
+                continue
+            if orphan.origin is Origin.OURS and not ledger.forget_if_free(orphan.mdev.uuid):
+                print(f"kept {orphan.mdev.uuid}: the agent reserved it meanwhile")
+                continue
+            sysfs.remove_mdev(orphan.mdev.uuid)
+            print(f"removed {orphan.mdev.uuid} ({orphan.mdev.type_id} on {orphan.mdev.parent})")
+        return 0
+    finally:
+        ledger.close()
+        driver.close()
