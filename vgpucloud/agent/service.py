@@ -77,6 +77,7 @@ class Agent:
         self._validate_config()
         self.reconciled = reconcile(self.config, self.sysfs, self.ledger, self.driver,
                                     resume_guests=self.resume_guests)
+        self.reclaim_retyped_mdevs()
         desired = self.desired_tree()
         self.reshaped = Reshaper(self.config, self.sysfs, self.ledger, self.driver,
                                  self.placement).reshape_if_needed(desired)
@@ -90,12 +91,22 @@ class Agent:
         self.config = load_agent_config(self.config.config_files, parents=self.sysfs.parents())
         self.ops.config = self.config
 
+    def reclaim_retyped_mdevs(self) -> None:
+        """Free our unused mdevs of a type the operator replaced, so the configured type gets
+        its capacity back at once (a pGPU with a leftover mdev of the old type offers 0 of the
+        new one: the seeds' NoValidHost after a type change). Guests' mdevs stay: that case
+        is reported by reconcile and the provider fenced."""
+        for address, assignment in self.config.assignments.items():
+            self.ops.make_room(address, assignment.type_id)
+
     def desired_tree(self) -> DesiredTree:
         mdevs = self.sysfs.mdevs()
         foreign = {m.uuid for m in self.ledger.foreign(mdevs)}
         return desired_tree(self.config, self.resources, self.sysfs.parents(), mdevs, foreign)
 
     def report_tree(self, desired: DesiredTree | None = None) -> ReportResult:
+        if desired is None:
+            self.reclaim_retyped_mdevs()
         result = self.reporter.report(desired or self.desired_tree())
         self._last_report = time.monotonic()
         return result

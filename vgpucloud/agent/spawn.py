@@ -16,6 +16,7 @@ Destroy powers off, undefines and releases; mdevs stay, ``free``, for the next g
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -28,7 +29,7 @@ from vgpucloud.agent.mdev import Sysfs
 from vgpucloud.agent.provider_tree import child_name
 from vgpucloud.agent.virt import GuestMdev, GuestSpec, GuestState, VirtDriver
 from vgpucloud.client.placement import PlacementClient
-from vgpucloud.errors import HostDeviceError, NoInstancesLeft, VgpucloudError
+from vgpucloud.errors import HostDeviceError, MdevNotFound, NoInstancesLeft, VgpucloudError
 
 LOG = logging.getLogger(__name__)
 NVIDIA_VENDOR = "0x10de"
@@ -166,7 +167,7 @@ class GuestOps:
             try:
                 materialize(self.ledger, self.sysfs, entry)
             except NoInstancesLeft:
-                if not self._make_room(want.parent, want.type_id):
+                if not self.make_room(want.parent, want.type_id):
                     raise
                 materialize(self.ledger, self.sysfs, entry)
         except HostDeviceError as exc:
@@ -174,17 +175,24 @@ class GuestOps:
                              f"provider {want.provider_name}) could not be created: "
                              f"{exc.message}") from exc
 
-    def _make_room(self, parent: str, type_id: str) -> bool:
-        """NVIDIA runs one type per GPU: our own free mdevs of an older type block the new
-        one. Remove those (only ours, only free: DESIGN rule 2) so the create can succeed."""
-        stale = [e for e in self.ledger.free(parent=parent)
-                 if e.type_id != type_id and e.created_by_us]
-        for entry in stale:
-            self.sysfs.remove_mdev(entry.uuid)
-            self.ledger.forget(entry.uuid)
+    def make_room(self, parent: str, type_id: str) -> bool:
+        """NVIDIA runs one type per GPU: our own free mdevs of another type block ``type_id``
+        on ``parent``. Remove those (only ours, only free: DESIGN rule 2). The ledger row goes
+        first, in a compare-and-swap, so an operator's ``host orphans --remove`` running at
+        the same time cannot make us remove a device twice. True if anything was removed."""
+        removed = False
+        for entry in self.ledger.free(parent=parent):
+            if entry.type_id == type_id or not entry.created_by_us:
+                continue
+            if not self.ledger.forget_if_free(entry.uuid):
+                continue
+            # Already gone (removed by hand, or a host reboot): nothing left to free.
+            with contextlib.suppress(MdevNotFound):
+                self.sysfs.remove_mdev(entry.uuid)
+            removed = True
             LOG.info("removed our free mdev %s (%s) on %s to make room for %s",
                      entry.uuid, entry.type_id, parent, type_id)
-        return bool(stale)
+        return removed
 
     def _guest_spec(self, request: SpawnRequest, entries: list[LedgerEntry]) -> GuestSpec:
         mdevs = []

@@ -123,3 +123,29 @@ def test_config_naming_a_missing_pgpu_refuses_to_start(m60: Cloud) -> None:
     with pytest.raises(ConfigError) as caught:
         m60.agent()
     assert any("0000:99:00.0" in p for p in caught.value.problems)
+
+
+@pytest.mark.parametrize("virt", ["fake"], indirect=True)
+def test_type_change_frees_our_unused_mdevs_so_the_new_type_gets_capacity(m60: Cloud) -> None:
+    """The seeds' trap: a guest used an nvidia-36 mdev on 0000:86:00.0 and is gone, its mdev
+    stays (Nova never deletes mdevs), the operator moves the pGPU to nvidia-35 — and Nova
+    reports no capacity for it. Our agent removes its own unused mdev and reports 16."""
+    agent = m60.agent()
+    instance = m60.allocate({"0000:86:00.0": 1})
+    [mdev] = m60.spawn(agent, instance)["result"]["mdevs"]
+    assert m60.run_task(agent, "destroy", {"instance_uuid": instance})["state"] == "done"
+    m60.placement.delete_allocations(instance)
+    assert m60.host.sysfs().mdev(mdev["uuid"]).type_id == "nvidia-36"  # kept for reuse
+    m60.conf.write_text(m60.conf.read_text().replace(
+        "0000:84:00.0,0000:85:00.0", "0000:84:00.0,0000:85:00.0,0000:86:00.0").replace(
+        "[mdev_nvidia-36]\ndevice_addresses = 0000:86:00.0", "").replace(
+        "nvidia-35, nvidia-36", "nvidia-35"))
+
+    m60.agent()
+
+    assert mdev["uuid"] not in {m.uuid for m in m60.host.sysfs().mdevs()}
+    child = m60.provider("0000:86:00.0")
+    inventory = m60.placement.get_inventories(child["uuid"])["inventories"]["VGPU"]
+    assert (inventory["total"], inventory["reserved"]) == (16, 0)
+    traits = m60.placement.get_provider_traits(child["uuid"])["traits"]
+    assert "CUSTOM_MDEV_NVIDIA_35" in traits and "CUSTOM_MDEV_NVIDIA_36" not in traits
