@@ -56,10 +56,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     cloud = allinone.AllInOne(
         state_dir=args.state_dir.expanduser().resolve(),
-        hosts=args.hosts,
-        profile=args.profile,
-        gpus=args.gpus,
-        mdev_type=args.mdev_type,
+        hosts=allinone.uniform_hosts(args.hosts, args.profile, args.gpus, args.mdev_type),
         port=args.port,
         report_interval=args.report_interval,
     )
