@@ -45,14 +45,17 @@ from sqlalchemy import Engine, delete, text, update
 from sqlalchemy.engine import make_url
 
 from tests.conftest import db_url_for, require_service
-from vgpucloud.storage import schema
+from vgpucloud.storage import compute_tables, nova_tables, schema
 from vgpucloud.storage import tables as t
 from vgpucloud.storage.engine import create_engine, masked
+from vgpucloud.storage.nova_tables import COMPUTE_USER_TABLES
 from vgpucloud.storage.placement_store import SqlPlacementStore
 
 BACKENDS = ("sqlite", "postgresql", "mysql")
 
 # Children before parents, so foreign keys hold after every statement.
+# Seeded by migration 0003 so that the guide's `--image cirros-0.3.5-x86_64-uec` works.
+SEED_IMAGE_NAMES = ("cirros-0.3.5-x86_64-uec", "cirros")
 _USER_DATA = (
     t.allocations, t.consumers, t.consumer_types, t.projects, t.users,
     t.resource_provider_traits, t.resource_provider_aggregates, t.placement_aggregates,
@@ -122,8 +125,12 @@ class _ServerDatabases:
 
 
 def delete_user_data(engine: Engine) -> None:
-    """Empty every table except the standard catalogues."""
+    """Empty every table except the standard catalogues and the seeded images."""
     with engine.begin() as connection:
+        for table in (*COMPUTE_USER_TABLES, compute_tables.tasks, compute_tables.hosts):
+            connection.execute(delete(table))
+        connection.execute(delete(nova_tables.images).where(
+            nova_tables.images.c.name.not_in(SEED_IMAGE_NAMES)))
         for table in _USER_DATA:
             connection.execute(delete(table))
         # MariaDB checks self-referencing foreign keys row by row: unlink the forest first.

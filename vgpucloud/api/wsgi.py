@@ -48,8 +48,13 @@ def build_application(settings: Settings, *, sync: bool = False) -> WSGIApp:
         raise ConfigError([
             f"database {masked(settings.database_url)} {state}; run `vgpucloud db sync "
             f"--database-url {masked(settings.database_url)}` (or start with --sync)"])
-    return make_app(settings, SqlPlacementStore(engine),
-                    [internal_mount(settings, SqlHostTaskStore(engine))])
+    from vgpucloud.api.compute.mount import compute_mounts
+    from vgpucloud.storage.compute_store import SqlComputeStore
+
+    placement = SqlPlacementStore(engine)
+    return make_app(settings, placement,
+                    [internal_mount(settings, SqlHostTaskStore(engine)),
+                     *compute_mounts(settings, SqlComputeStore(engine), placement)])
 
 
 def settings_from_environment() -> Settings:

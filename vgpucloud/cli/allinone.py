@@ -7,11 +7,12 @@ over HTTP with ``PlacementClient``: nothing in-process is shared but the Python 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ CLOUD_NAME = "vgpucloud"
 # meanwhile is picked up within the API's poll interval, not after the wait.
 AGENT_WAIT_SECONDS = 1.0
 Progress = Callable[[int, int, str, str], None]
-STEPS = 4
+STEPS = 5
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -149,8 +150,9 @@ class AllInOne:
         for compute in self.computes:
             agent = self._start_agent(compute)
             pgpus = len(agent.desired_tree().children)
+            plural = "" if pgpus == 1 else "s"
             progress(4, STEPS, "agents", f"{compute.name}: 1 compute node + {pgpus} pGPU "
-                                         "providers in Placement")
+                                         f"provider{plural} in Placement")
             self.agents.append(agent)
             thread = threading.Thread(target=self._run_agent, args=(agent, stop),
                                       name=f"agent-{compute.name}", daemon=True)
@@ -180,6 +182,45 @@ class AllInOne:
             agent.internal.close()
             agent.close()
 
+    @contextlib.contextmanager
+    def running(self, progress: Progress) -> Iterator[None]:
+        """The whole cloud up (API thread, agents, conductors) for the ``with`` body; on exit
+        agents and conductors stop first, while the API still answers them, then the API."""
+        server = self.prepare(progress)
+        serving = threading.Thread(target=server.run, name="api", daemon=True)
+        serving.start()
+        stop = threading.Event()
+        threads: list[threading.Thread] = []
+        try:
+            threads += self.start_agents(stop, progress)
+            threads += self.start_conductors(stop, progress)
+            yield
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+            server.close()
+            server.task_dispatcher.shutdown()
+            serving.join(timeout=5)
+
+    def start_conductors(self, stop: threading.Event,
+                         progress: Progress) -> list[threading.Thread]:
+        from vgpucloud.conductor.service import Conductor
+        from vgpucloud.storage.compute_store import SqlComputeStore
+        from vgpucloud.storage.engine import create_engine
+
+        engine = create_engine(self.database_url)
+        threads = []
+        for index in range(1, self.conductors + 1):
+            conductor = Conductor(engine, SqlComputeStore(engine),
+                                  PlacementClient(f"{self.url}/placement"))
+            thread = threading.Thread(target=conductor.run_forever, args=(stop,),
+                                      name=f"conductor-{index}", daemon=True)
+            thread.start()
+            threads.append(thread)
+        progress(5, STEPS, "conductors", f"{self.conductors} scheduling and building servers")
+        return threads
+
     def first_pgpu_provider(self) -> str | None:
         """UUID of some pGPU provider, for the commands the banner suggests."""
         for agent in self.agents:
@@ -190,13 +231,16 @@ class AllInOne:
         return None
 
     def write_clouds_yaml(self) -> None:
-        # admin_token answers every endpoint lookup with auth.endpoint; the override keeps
-        # Placement pinned when later services (compute, image) get their own.
+        # admin_token answers every endpoint lookup with auth.endpoint (Placement here); the
+        # overrides send each other service to its own mount.
         placement = f"{self.url}/placement"
         clouds = {"clouds": {CLOUD_NAME: {
             "auth_type": "admin_token",
             "auth": {"endpoint": placement, "token": "admin"},
             "placement_endpoint_override": placement,
+            "compute_endpoint_override": f"{self.url}/compute/v2.1",
+            "image_endpoint_override": f"{self.url}/image",
+            "identity_endpoint_override": f"{self.url}/identity",
         }}}
         self.clouds_yaml.write_text(json.dumps(clouds, indent=2) + "\n")  # JSON is YAML
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from vgpucloud.errors import ConfigError, VgpucloudError
 
 # Order is the order of `vgpucloud --help`.
-COMMAND_MODULES = ("up", "api", "db", "sim", "host", "agent", "conductor")
+COMMAND_MODULES = ("up", "demo", "api", "db", "sim", "host", "agent", "conductor")
 
 
 def build_parser() -> argparse.ArgumentParser:

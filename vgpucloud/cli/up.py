@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,7 +25,6 @@ from types import FrameType
 from typing import Any
 
 from vgpucloud.cli import allinone
-from vgpucloud.errors import VgpucloudError
 
 DEFAULT_STATE_DIR = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / (
     "vgpucloud")
@@ -47,6 +45,8 @@ def register(subparsers: Any) -> None:
                         help=f"where the cloud keeps its state (default {DEFAULT_STATE_DIR})")
     parser.add_argument("--port", type=int, default=8780,
                         help="API port on 127.0.0.1 (default 8780; 0 picks a free one)")
+    parser.add_argument("--conductors", type=int, default=2,
+                        help="conductor threads scheduling and building servers (2)")
     parser.add_argument("--report-interval", type=float, default=10.0,
                         help="seconds between provider-tree reports of each agent (10)")
     parser.set_defaults(func=run)
@@ -59,43 +59,17 @@ def run(args: argparse.Namespace) -> int:
         hosts=allinone.uniform_hosts(args.hosts, args.profile, args.gpus, args.mdev_type),
         port=args.port,
         report_interval=args.report_interval,
+        conductors=args.conductors,
     )
     print(f"vgpucloud up: state in {cloud.state_dir}", flush=True)
-    server = cloud.prepare(_progress)
-    stop = threading.Event()
-    failures: list[str] = []
-    agents: list[threading.Thread] = []
-
-    def bring_up_agents() -> None:
-        # Runs while the main thread serves: the agents' first reports need the API.
-        try:
-            agents.extend(cloud.start_agents(stop, _progress))
-            _print_ready(cloud, time.monotonic() - started)
-        except VgpucloudError as exc:
-            failures.append(str(exc))
-            stop.set()
-
     signal.signal(signal.SIGTERM, _interrupt)
-    serving = threading.Thread(target=server.run, name="api", daemon=True)
-    serving.start()
-    threading.Thread(target=bring_up_agents, name="bring-up", daemon=True).start()
-    try:
-        while not stop.wait(1.0):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        # Agents first, while the API still answers their in-flight requests; then the API.
-        stop.set()
-        for thread in agents:
-            thread.join(timeout=30)
-        server.close()
-        server.task_dispatcher.shutdown()
-        serving.join(timeout=5)
-    if failures:
-        print(f"vgpucloud up: a host agent could not start: {failures[0]}", file=sys.stderr)
-        return 1
-    print(f"\nvgpucloud up: stopped; state kept in {cloud.state_dir}", flush=True)
+    with cloud.running(_progress):
+        _print_ready(cloud, time.monotonic() - started)
+        try:
+            threading.Event().wait()  # until Ctrl-C or SIGTERM
+        except KeyboardInterrupt:
+            print("\nvgpucloud up: stopping…", flush=True)
+    print(f"vgpucloud up: stopped; state kept in {cloud.state_dir}", flush=True)
     return 0
 
 
@@ -104,7 +78,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _progress(step: int, total: int, what: str, detail: str) -> None:
-    print(f"[{step}/{total}] {what:<9} {detail}", flush=True)
+    print(f"[{step}/{total}] {what:<10} {detail}", flush=True)
 
 
 def _print_ready(cloud: allinone.AllInOne, seconds: float) -> None:

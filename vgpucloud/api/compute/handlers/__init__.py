@@ -1,0 +1,1 @@
+"""Compute API handlers, one module per resource: ``(ComputeRequest) -> webob.Response``."""

@@ -1,0 +1,134 @@
+"""What the candidate engine reads: a small, immutable picture of the providers that can matter.
+
+``storage.candidate_queries`` fills it with set-based queries for just the trees that have
+capacity for a requested resource class (plus the sharing providers and the trees they are
+anchored to); tests build it by hand. A two-host picture::
+
+    cn1 (id 1)  VCPU 48, MEMORY_MB 65442     aggregates: {agg-a}
+    ├── cn1_pci_0000_84_00_0 (id 2)  VGPU 16 (4 used)   traits: CUSTOM_NVIDIA_11
+    └── cn1_pci_0000_85_00_0 (id 3)  VGPU 16            traits: CUSTOM_NVIDIA_12
+    nfs (id 4)  DISK_GB 2000                 aggregates: {agg-a}
+                                             traits: MISC_SHARES_VIA_AGGREGATE
+
+``nfs`` shares its disk with every tree that has a provider in ``agg-a``: it is *anchored*
+to ``cn1`` (and to itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import NamedTuple
+
+# The standard trait that marks a provider whose inventory other trees may use (os-traits).
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+_NO_RESOURCES: Mapping[str, ResourceCapacity] = MappingProxyType({})
+
+
+class ResourceCapacity(NamedTuple):
+    """One resource class on one provider: what is left and which single amounts are allowed.
+
+    NamedTuples, not dataclasses: a request loads thousands of these, and tuples are
+    immutable and several times cheaper to build than frozen dataclasses.
+    """
+
+    capacity: int  # (total - reserved) * allocation_ratio, floored
+    used: int
+    min_unit: int = 1
+    max_unit: int = 2147483647
+    step_size: int = 1
+
+    def fits(self, amount: int) -> bool:
+        """Whether one request group may take ``amount`` here (Placement's capacity check)."""
+        return (
+            self.used + amount <= self.capacity
+            and self.min_unit <= amount <= self.max_unit
+            and amount % self.step_size == 0
+        )
+
+
+class ProviderNode(NamedTuple):
+    """A resource provider with everything the engine asks about it."""
+
+    id: int  # internal id: creation order, also the engine's stable ordering
+    uuid: str
+    parent_id: int | None
+    root_id: int
+    resources: Mapping[str, ResourceCapacity] = _NO_RESOURCES
+    traits: frozenset[str] = frozenset()
+    aggregates: frozenset[str] = frozenset()
+
+    @property
+    def shares(self) -> bool:
+        return SHARING_TRAIT in self.traits
+
+
+class Snapshot:
+    """The providers of some whole trees, indexed for the engine.
+
+    ``cloud_has_nested`` tells whether *any* provider of the cloud has a parent: before
+    microversion 1.29 Placement hides multi-provider-per-tree candidates only then.
+    """
+
+    def __init__(self, providers: Iterable[ProviderNode], *, cloud_has_nested: bool) -> None:
+        self.providers: dict[int, ProviderNode] = {p.id: p for p in sorted(providers,
+                                                                            key=_by_id)}
+        self.cloud_has_nested = cloud_has_nested
+        self._by_uuid = {p.uuid: p for p in self.providers.values()}
+        self._trees: dict[int, list[ProviderNode]] = {}
+        for provider in self.providers.values():
+            self._trees.setdefault(provider.root_id, []).append(provider)
+        self._anchors: dict[int, frozenset[int]] = {}
+        self._with_class: dict[str, list[ProviderNode]] = {}
+        for provider in self.providers.values():
+            for resource_class in provider.resources:
+                self._with_class.setdefault(resource_class, []).append(provider)
+        self._members: dict[str, set[int]] | None = None
+
+    def by_uuid(self, uuid: str) -> ProviderNode | None:
+        return self._by_uuid.get(uuid)
+
+    def with_class(self, resource_class: str) -> list[ProviderNode]:
+        """Providers that have an inventory of ``resource_class``, in id order."""
+        return self._with_class.get(resource_class, [])
+
+    def roots(self) -> list[int]:
+        return list(self._trees)
+
+    def tree_of(self, root_id: int) -> list[ProviderNode]:
+        """Every provider of the tree, in id order."""
+        return self._trees.get(root_id, [])
+
+    def ancestors(self, provider_id: int) -> set[int]:
+        """The provider and every provider above it."""
+        found = {provider_id}
+        parent = self.providers[provider_id].parent_id
+        while parent is not None:
+            found.add(parent)
+            parent = self.providers[parent].parent_id
+        return found
+
+    def anchors(self, sharing_id: int) -> frozenset[int]:
+        """Roots of the trees a sharing provider serves: every tree with a provider in one of
+        its aggregates (its own tree included as soon as it is in any aggregate)."""
+        if sharing_id not in self._anchors:
+            members = self._aggregate_members()
+            roots = {
+                self.providers[member].root_id
+                for aggregate in self.providers[sharing_id].aggregates
+                for member in members.get(aggregate, ())
+            }
+            self._anchors[sharing_id] = frozenset(roots)
+        return self._anchors[sharing_id]
+
+    def _aggregate_members(self) -> dict[str, set[int]]:
+        if self._members is None:
+            self._members = {}
+            for provider in self.providers.values():
+                for aggregate in provider.aggregates:
+                    self._members.setdefault(aggregate, set()).add(provider.id)
+        return self._members
+
+
+def _by_id(provider: ProviderNode) -> int:
+    return provider.id
