@@ -21,13 +21,13 @@ from typing import Any
 import webob
 
 from vgpucloud.api import faults
-from vgpucloud.api.internal.ports import HostTaskStore
 from vgpucloud.api.internal.service import SUMMARY as INTERNAL_SUMMARY
 from vgpucloud.api.internal.service import InternalService
 from vgpucloud.api.placement.service import PlacementService
 from vgpucloud.api.placement.versions import MAX_VERSION, MIN_VERSION
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
 from vgpucloud.api.requestid import with_request_id
+from vgpucloud.compute.hosttasks import HostTaskStore
 from vgpucloud.conf import Settings
 from vgpucloud.placement.ports import PlacementStore
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
-from vgpucloud.api.internal.ports import Host, HostFacts
+from vgpucloud.compute.hosttasks import Host, HostFacts
 from vgpucloud.errors import NotFound
 from vgpucloud.storage.compute_tables import hosts
 from vgpucloud.storage.tx import transaction

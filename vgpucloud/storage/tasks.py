@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, select, update
 
-from vgpucloud.api.internal.ports import FINAL_STATES, Host, HostFacts, Task
+from vgpucloud.compute.hosttasks import FINAL_STATES, Host, HostFacts, Task
 from vgpucloud.errors import BadRequest, Conflict, NotFound
 from vgpucloud.storage import hosts as host_rows
 from vgpucloud.storage.compute_tables import tasks

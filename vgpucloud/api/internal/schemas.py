@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vgpucloud.api.internal.ports import FINAL_STATES, TASK_KINDS
+from vgpucloud.compute.hosttasks import FINAL_STATES, TASK_KINDS
 
 MAX_LEASE_SECONDS = 3600
 # Long-poll bound: long enough to save requests, short enough for proxies' idle timeouts.

@@ -28,11 +28,11 @@ import webob
 from vgpucloud.api import faults, jsonbody
 from vgpucloud.api.auth import authenticated, identity_of
 from vgpucloud.api.internal import schemas
-from vgpucloud.api.internal.ports import HostFacts, HostTaskStore
 from vgpucloud.api.internal.views import host_view, task_view
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
 from vgpucloud.api.requestid import ensure_request_id
 from vgpucloud.api.routing import FIRST_VERSION, Route, Router
+from vgpucloud.compute.hosttasks import HostFacts, HostTaskStore
 from vgpucloud.conf import Settings
 from vgpucloud.errors import VgpucloudError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from vgpucloud.api.internal.ports import Host, Task
+from vgpucloud.compute.hosttasks import Host, Task
 
 
 def timestamp(value: datetime.datetime | None) -> str | None:

@@ -1,4 +1,5 @@
-"""Values of the internal API and the store protocol that ``storage`` implements.
+"""Compute hosts and their durable tasks: the values the internal API (``/internal/v1``)
+serves and the store protocol that ``storage`` implements.
 
 A host task is a durable row with a lease (DESIGN §2, §7)::
 
