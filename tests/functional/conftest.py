@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, delete, text, update
+from sqlalchemy import Engine, delete, insert, select, text, update
 from sqlalchemy.engine import make_url
 
 from tests.conftest import db_url_for, require_service
@@ -54,8 +54,6 @@ from vgpucloud.storage.placement_store import SqlPlacementStore
 BACKENDS = ("sqlite", "postgresql", "mysql")
 
 # Children before parents, so foreign keys hold after every statement.
-# Seeded by migration 0003 so that the guide's `--image cirros-0.3.5-x86_64-uec` works.
-SEED_IMAGE_NAMES = ("cirros-0.3.5-x86_64-uec", "cirros")
 _USER_DATA = (
     t.allocations, t.consumers, t.consumer_types, t.projects, t.users,
     t.resource_provider_traits, t.resource_provider_aggregates, t.placement_aggregates,
@@ -71,6 +69,9 @@ class _ServerDatabases:
         self.urls: dict[str, str] = {}
         self.failures: dict[str, str] = {}
         self.engines: dict[str, Engine] = {}
+        # The image rows the migrations seed (the guide's cirros images), per database URL,
+        # put back before every test in case an earlier one deleted them.
+        self.seeded_images: dict[str, list[dict[str, object]]] = {}
         self._created: list[tuple[str, str]] = []  # (server url, database name)
 
     def url(self, backend: str) -> str:
@@ -108,6 +109,9 @@ class _ServerDatabases:
         self._created.append((server_url, name))
         url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
         schema.sync(url)
+        with self.engine(url).connect() as connection:
+            rows = connection.execute(select(nova_tables.images)).mappings()
+            self.seeded_images[url] = [dict(row) for row in rows]
         return url
 
     def drop_all(self) -> None:
@@ -124,13 +128,14 @@ class _ServerDatabases:
                 admin.dispose()
 
 
-def delete_user_data(engine: Engine) -> None:
-    """Empty every table except the standard catalogues and the seeded images."""
+def delete_user_data(engine: Engine, seeded_images: list[dict[str, object]]) -> None:
+    """Empty every table except the standard catalogues; images go back to the seeded ones."""
     with engine.begin() as connection:
-        for table in (*COMPUTE_USER_TABLES, compute_tables.tasks, compute_tables.hosts):
+        for table in (*COMPUTE_USER_TABLES, compute_tables.tasks, compute_tables.hosts,
+                      nova_tables.images):
             connection.execute(delete(table))
-        connection.execute(delete(nova_tables.images).where(
-            nova_tables.images.c.name.not_in(SEED_IMAGE_NAMES)))
+        if seeded_images:
+            connection.execute(insert(nova_tables.images), seeded_images)
         for table in _USER_DATA:
             connection.execute(delete(table))
         # MariaDB checks self-referencing foreign keys row by row: unlink the forest first.
@@ -164,7 +169,7 @@ def database_url(
         copy = tmp_path / "vgpucloud.sqlite"
         shutil.copyfile(template, copy)
         return f"sqlite:///{copy}"
-    delete_user_data(_server_databases.engine(url))
+    delete_user_data(_server_databases.engine(url), _server_databases.seeded_images[url])
     return url
 
 

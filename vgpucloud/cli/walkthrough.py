@@ -173,7 +173,7 @@ class HttpRunner:
                            "imageRef": images[0]["id"], "networks": "none",
                            "min_count": count, "max_count": count}}
         self.call("POST", "/compute/v2.1/servers", COMPUTE, body)
-        self._wait(lambda: all(s["status"] != "BUILD" for s in self.server_list_quiet()))
+        self._wait(lambda: all(s["Status"] != "BUILD" for s in self.server_list_quiet()))
 
     def server_list_quiet(self) -> list[dict[str, Any]]:
         servers = self.http.get("/compute/v2.1/servers/detail", headers=COMPUTE).json()

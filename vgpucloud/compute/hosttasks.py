@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -76,3 +77,38 @@ class HostTaskStore(Protocol):
                fault: str | None) -> Task: ...
 
     def get_task(self, uuid: str) -> Task: ...
+
+
+class TaskEvents:
+    """A process-wide counter of task changes that waiters can block on.
+
+    Whoever waits for tasks (an agent's long-poll, an idle conductor, a conductor waiting
+    for a spawn result) re-reads the database as soon as a task was queued or finished in
+    this process, and at its poll interval otherwise: in the all-in-one cloud every writer
+    is in-process, so a boot never waits for a poll tick; across processes the poll
+    interval bounds the delay. Only a hint: the task rows are the truth.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._count = 0
+
+    def notify(self) -> None:
+        """Call after the transaction that queued or finished a task has committed."""
+        with self._changed:
+            self._count += 1
+            self._changed.notify_all()
+
+    def mark(self) -> int:
+        """The current count: read it before checking the database, then ``wait(mark)``."""
+        with self._changed:
+            return self._count
+
+    def wait(self, mark: int, timeout: float) -> bool:
+        """Until something changed after ``mark`` or ``timeout`` passed; True if it changed.
+        Changes between ``mark()`` and this call are not lost."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count != mark, max(timeout, 0.0))
+
+
+TASK_EVENTS = TaskEvents()

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from vgpucloud.compute.hosttasks import TASK_EVENTS
 from vgpucloud.compute.models import Instance
 from vgpucloud.storage import tasks
 
@@ -54,6 +55,7 @@ def wait(engine: Engine, uuids: list[str], timeout: float,
     results: dict[str, HostTaskResult] = {}
     pending = list(uuids)
     while pending:
+        mark = TASK_EVENTS.mark()
         for uuid in list(pending):
             task = tasks.get_task(engine, uuid)
             if task.state in FINAL:
@@ -70,5 +72,5 @@ def wait(engine: Engine, uuids: list[str], timeout: float,
                     f"{timeout:g}s; check that its agent runs (vgpucloud agent) and is "
                     "leasing tasks")
             break
-        time.sleep(poll_interval)
+        TASK_EVENTS.wait(mark, poll_interval)
     return results

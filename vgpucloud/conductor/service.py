@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 
 from vgpucloud import errors
 from vgpucloud.client.placement import PlacementClient
+from vgpucloud.compute.hosttasks import TASK_EVENTS
 from vgpucloud.compute.models import CONDUCTOR_QUEUE
 from vgpucloud.compute.ports import InstanceStore
 from vgpucloud.conductor.build import BuildWorkflow
@@ -69,8 +70,9 @@ class Conductor:
         LOG.info("conductor %s running", self.owner)
         while not stop.is_set():
             try:
+                mark = TASK_EVENTS.mark()
                 if not self.run_once():
-                    stop.wait(self.settings.idle_wait)
+                    TASK_EVENTS.wait(mark, self.settings.idle_wait)
             except errors.VgpucloudError as exc:
                 LOG.error("conductor %s: %s; retrying in %.0fs", self.owner, exc.message,
                           self.settings.idle_wait)

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from vgpucloud.compute.api_ports import ComputeHost, InstanceQuery, ServerRequest
+from vgpucloud.compute.hosttasks import TASK_EVENTS
 from vgpucloud.compute.models import (
     Aggregate,
     Fault,
@@ -85,7 +86,9 @@ class SqlComputeStore:
 
     def create_instances(self, request: ServerRequest) -> Sequence[Instance]:
         with transaction(self.engine, write=True) as db:
-            return instances.create(db, request)
+            created = instances.create(db, request)
+        TASK_EVENTS.notify()  # the build task is committed: wake an idle conductor
+        return created
 
     def list_instances(self, query: InstanceQuery) -> Sequence[Instance]:
         with transaction(self.engine, write=False) as db:
@@ -94,7 +97,9 @@ class SqlComputeStore:
     def request_delete(self, uuid: str, request_id: str, project_id: str,
                        user_id: str) -> Instance:
         with transaction(self.engine, write=True) as db:
-            return instances.request_delete(db, uuid, request_id, project_id, user_id)
+            deleting = instances.request_delete(db, uuid, request_id, project_id, user_id)
+        TASK_EVENTS.notify()
+        return deleting
 
     def list_actions(self, instance_uuid: str) -> Sequence[InstanceAction]:
         with transaction(self.engine, write=False) as db:

@@ -11,6 +11,9 @@ task:
 
 Timestamps are naive UTC from the API process's clock; leases are seconds to minutes long,
 so ordinary NTP skew between API replicas does not matter.
+
+Every committed enqueue and finish calls ``TASK_EVENTS.notify()`` (``compute.hosttasks``)
+so that waiters in this process look again at once.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, select, update
 
-from vgpucloud.compute.hosttasks import FINAL_STATES, Host, HostFacts, Task
+from vgpucloud.compute.hosttasks import FINAL_STATES, TASK_EVENTS, Host, HostFacts, Task
 from vgpucloud.errors import BadRequest, Conflict, NotFound
 from vgpucloud.storage import hosts as host_rows
 from vgpucloud.storage.compute_tables import tasks
@@ -36,10 +39,18 @@ DUPLICATE_TASK = "internal.task.duplicate"
 _SKIP_LOCKED_DIALECTS = ("postgresql", "mysql", "mariadb")
 
 
+
 def enqueue(engine: Engine, host: str, kind: str, payload: Mapping[str, Any],
             uuid: str | None = None) -> tuple[Task, bool]:
     """Queue a task; with ``uuid``, enqueueing the same task again returns it (created False)."""
-    uuid = uuid or str(uuidlib.uuid4())
+    task, created = _enqueue(engine, host, kind, payload, uuid or str(uuidlib.uuid4()))
+    if created:
+        TASK_EVENTS.notify()
+    return task, created
+
+
+def _enqueue(engine: Engine, host: str, kind: str, payload: Mapping[str, Any],
+             uuid: str) -> tuple[Task, bool]:
     body = json.dumps(payload, sort_keys=True)
     now = utcnow()
     with transaction(engine, write=True) as db:
@@ -58,7 +69,8 @@ def enqueue(engine: Engine, host: str, kind: str, payload: Mapping[str, Any],
 
 def enqueue_in(db: Connection, host: str, kind: str, payload: Mapping[str, Any]) -> str:
     """Queue a task inside the caller's transaction, so it exists exactly when the rows it
-    is about do (the Compute API's ``build`` task and its instances); returns its uuid."""
+    is about do (the Compute API's ``build`` task and its instances); returns its uuid.
+    The caller calls ``TASK_EVENTS.notify()`` once its transaction has committed."""
     uuid = str(uuidlib.uuid4())
     now = utcnow()
     db.execute(insert(tasks).values(
@@ -97,6 +109,13 @@ def lease(engine: Engine, host: str, owner: str, lease_seconds: int, limit: int)
 def finish(engine: Engine, uuid: str, owner: str, state: str,
            result: Mapping[str, Any] | None, fault: str | None) -> Task:
     """Record the outcome. Only the lease owner may; repeating its own report is a no-op."""
+    task = _finish(engine, uuid, owner, state, result, fault)
+    TASK_EVENTS.notify()
+    return task
+
+
+def _finish(engine: Engine, uuid: str, owner: str, state: str,
+            result: Mapping[str, Any] | None, fault: str | None) -> Task:
     if state not in FINAL_STATES:
         raise BadRequest(f"task state {state!r} is not a result; use one of "
                          f"{', '.join(FINAL_STATES)}")

@@ -32,7 +32,7 @@ from vgpucloud.api.internal.views import host_view, task_view
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
 from vgpucloud.api.requestid import ensure_request_id
 from vgpucloud.api.routing import FIRST_VERSION, Route, Router
-from vgpucloud.compute.hosttasks import HostFacts, HostTaskStore
+from vgpucloud.compute.hosttasks import TASK_EVENTS, HostFacts, HostTaskStore
 from vgpucloud.conf import Settings
 from vgpucloud.errors import VgpucloudError
 
@@ -78,11 +78,12 @@ def lease_tasks(request: InternalRequest) -> webob.Response:
     data = request.body(schemas.lease)
     deadline = time.monotonic() + float(data.get("wait_seconds", 0))
     while True:
+        mark = TASK_EVENTS.mark()
         leased = request.store.lease(request.params["name"], data["owner"],
                                      data["lease_seconds"], data.get("max_tasks", 1))
         if leased or time.monotonic() >= deadline:
             return _json({"tasks": [task_view(t) for t in leased]})
-        time.sleep(min(POLL_INTERVAL, max(deadline - time.monotonic(), 0)))
+        TASK_EVENTS.wait(mark, min(POLL_INTERVAL, deadline - time.monotonic()))
 
 
 def enqueue_task(request: InternalRequest) -> webob.Response:
