@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import require_service
 from tests.e2e.upcloud import ADMIN, UpProcess
 
 
@@ -102,3 +104,23 @@ def test_port_in_use_is_a_clear_error(up: UpProcess, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert f"--port {port}: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "--port 0" in result.stderr
+
+
+def test_the_commands_the_banner_prints_work(tmp_path: Path) -> None:
+    """A new user copies the printed export lines and commands into a shell."""
+    if shutil.which("openstack") is None:
+        require_service("openstack CLI", "pip install python-openstackclient osc-placement")
+    cloud = UpProcess(tmp_path / "state", "--hosts", "1")
+    try:
+        cloud.read_banner()
+        exports = [line.strip() for line in cloud.output if line.strip().startswith("export ")]
+        commands = [line.strip() for line in cloud.output
+                    if line.strip().startswith("openstack ")]
+        assert len(exports) == 2 and len(commands) == 3, "".join(cloud.output)
+        script = "\n".join(["set -e", *exports, *commands])
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                                timeout=180, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "VGPU" in result.stdout and "ACTIVE" in result.stdout
+    finally:
+        assert cloud.interrupt()[0] == 0

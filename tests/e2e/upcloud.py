@@ -55,6 +55,17 @@ class UpProcess:
         self.process.kill()
         pytest.fail("vgpucloud up never got ready:\n" + "".join(self.output))
 
+    def read_banner(self, timeout: float = 10.0) -> None:
+        """Read the rest of the ready banner (it ends with an empty line after the commands)."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            self.output.append(line)
+            if not line or (line == "\n" and any(o.strip().startswith("openstack ")
+                                                 for o in self.output)):
+                return
+
     def placement(self, path: str) -> dict:
         response = httpx.get(f"{self.url}/placement{path}", headers=ADMIN, timeout=10)
         response.raise_for_status()

@@ -221,15 +221,6 @@ class AllInOne:
         progress(5, STEPS, "conductors", f"{self.conductors} scheduling and building servers")
         return threads
 
-    def first_pgpu_provider(self) -> str | None:
-        """UUID of some pGPU provider, for the commands the banner suggests."""
-        for agent in self.agents:
-            root = agent.reporter.root_uuid
-            for provider in agent.placement.list_providers(in_tree=root or ""):
-                if provider["uuid"] != root:
-                    return str(provider["uuid"])
-        return None
-
     def write_clouds_yaml(self) -> None:
         # admin_token answers every endpoint lookup with auth.endpoint (Placement here); the
         # overrides send each other service to its own mount.

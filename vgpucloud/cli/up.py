@@ -82,15 +82,20 @@ def _progress(step: int, total: int, what: str, detail: str) -> None:
 
 
 def _print_ready(cloud: allinone.AllInOne, seconds: float) -> None:
-    child = cloud.first_pgpu_provider()
     print(f"\nvgpucloud up: ready in {seconds:.1f} s — API at {cloud.url}/ "
-          "(Placement at /placement). Ctrl-C stops it.\n")
+          "(Placement, Compute, Image). Ctrl-C stops it.\n")
     print("Use the openstack CLI (pip install python-openstackclient osc-placement):\n")
     print(f"  export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml}")
     print(f"  export OS_CLOUD={allinone.CLOUD_NAME}\n")
-    print("Then try:\n")
-    print("  openstack resource provider list")
-    if child:
-        print(f"  openstack resource provider inventory list {child}")
-        print(f"  openstack resource provider trait list {child}")
-    print("  openstack --os-placement-api-version 1.6 trait create CUSTOM_NVIDIA_11\n", flush=True)
+    print("Then try (the Nova vGPU guide's steps; `vgpucloud demo` replays all of it):\n")
+    for command in TRY_COMMANDS:
+        print(f"  {command}")
+    print(flush=True)
+
+
+# What the banner suggests; tests/e2e/test_up.py runs exactly these lines.
+TRY_COMMANDS = (
+    'openstack flavor create --vcpus 1 --ram 512 --disk 1 --property "resources:VGPU=1" vgpu_1',
+    "openstack server create --flavor vgpu_1 --image cirros-0.3.5-x86_64-uec --wait test-vgpu",
+    "openstack resource provider allocation show $(openstack server show test-vgpu -f value -c id)",
+)
