@@ -22,7 +22,7 @@ The agent's nova.conf (``[devices]``, ``[mdev_*]``) is parsed by ``agent.config`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +74,18 @@ class Settings:
     raw: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
-def load_settings(
-    config_file: str | None = None, overrides: Mapping[str, Any] | None = None
-) -> Settings:
-    """Settings from ``config_file`` (if any) with ``overrides`` (flag values; None = unset)."""
+def read_config_file(config_file: str | None,
+                     opts: Mapping[str, Sequence[cfg.Opt]]) -> cfg.ConfigOpts:
+    """``config_file`` (None: defaults only) parsed for ``opts`` by group name, e.g.
+    ``{"database": [cfg.StrOpt("connection")]}`` reads ``[database] connection = ...``.
+
+    Groups and options it does not name are left to their owners. Reading an option with a
+    bad value raises oslo.config's error or ``ValueError`` lazily: callers convert values
+    inside their own ``try`` to name the group to fix.
+    """
     conf = cfg.ConfigOpts()
-    for group, opts in _OPTS.items():
-        conf.register_opts(opts, group=group)
+    for group, group_opts in opts.items():
+        conf.register_opts(list(group_opts), group=group)
     files = []
     if config_file:
         if not Path(config_file).is_file():
@@ -91,6 +96,14 @@ def load_settings(
         conf(args=[], project="vgpucloud", default_config_files=files)
     except (cfg.Error, ValueError) as exc:
         raise ConfigError([f"{config_file}: {exc}"]) from exc
+    return conf
+
+
+def load_settings(
+    config_file: str | None = None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    """Settings from ``config_file`` (if any) with ``overrides`` (flag values; None = unset)."""
+    conf = read_config_file(config_file, _OPTS)
     placement = PlacementSettings(
         max_allocation_candidates=conf.placement.max_allocation_candidates,
         allocation_candidates_generation_strategy=(

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
 from typing import Any
 
 from vgpucloud.agent.service import build_agent
 from vgpucloud.agent.virt import DRIVER_KINDS
+from vgpucloud.cli.stopping import run_until_stopped
 from vgpucloud.client.internal import InternalClient
 from vgpucloud.client.placement import PlacementClient
 
@@ -65,16 +63,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"task {outcome.task_uuid} ({outcome.kind}): {outcome.state}"
                       + (f": {outcome.fault}" if outcome.fault else ""))
             return 0
-        stop = threading.Event()
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        try:
-            agent.run_forever(stop)
-        except KeyboardInterrupt:
-            stop.set()
+        run_until_stopped(agent.run_forever)
         return 0
     finally:
         agent.close()

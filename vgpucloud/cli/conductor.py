@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
 from typing import Any
 
+from vgpucloud.cli.stopping import run_until_stopped
 from vgpucloud.client.placement import PlacementClient
 from vgpucloud.conductor.service import Conductor
 from vgpucloud.conductor.settings import load_conductor_settings
@@ -50,16 +48,8 @@ def run(args: argparse.Namespace) -> int:
     engine = create_engine(settings.database_url)
     placement = PlacementClient(args.placement_url, token=args.token)
     conductor = Conductor(engine, SqlComputeStore(engine), placement, conductor_settings)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
     try:
-        conductor.run_forever(stop)
-    except KeyboardInterrupt:
-        stop.set()  # the task in hand keeps its lease; another conductor resumes it
+        run_until_stopped(conductor.run_forever)
     finally:
         placement.close()
         engine.dispose()

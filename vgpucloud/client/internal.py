@@ -2,7 +2,7 @@
 
 Errors come back in Placement's shape; they become ``vgpucloud.errors`` classes carrying
 the server's stable code (``internal.task.not_lease_owner`` -> ``Conflict`` with that code),
-so callers match on ``exc.code``. Transports are injectable like ``PlacementClient``'s.
+so callers match on ``exc.code``. The plumbing (``client.jsonapi``) is ``PlacementClient``'s.
 """
 
 from __future__ import annotations
@@ -13,13 +13,7 @@ from typing import Any
 import httpx
 
 from vgpucloud import errors
-
-_ERRORS_BY_STATUS: dict[int, type[errors.VgpucloudError]] = {
-    400: errors.BadRequest,
-    403: errors.Forbidden,
-    404: errors.NotFound,
-    409: errors.Conflict,
-}
+from vgpucloud.client.jsonapi import ERRORS_BY_STATUS, JsonApi, Refusal
 
 
 class InternalApiError(errors.VgpucloudError):
@@ -31,16 +25,9 @@ class InternalApiError(errors.VgpucloudError):
 def error_from_response(response: httpx.Response) -> errors.VgpucloudError:
     """The error for a response like ``{"errors": [{"status": 404, "code":
     "internal.task.not_found", "detail": "task 5b0f... does not exist; ..."}]}``."""
-    detail, code = response.text, None
-    try:
-        first = response.json()["errors"][0]
-        detail, code = first.get("detail", detail), first.get("code")
-    except (ValueError, KeyError, IndexError, TypeError):
-        pass
-    where = f"{response.request.method} {response.request.url.path}"
-    message = f"internal API refused {where} ({response.status_code}): {str(detail).strip()}"
-    cls = _ERRORS_BY_STATUS.get(response.status_code, InternalApiError)
-    return cls(message, code=code) if code else cls(message)
+    refusal = Refusal.read(response)
+    message = f"internal API refused {refusal.where} ({refusal.status}): {refusal.detail.strip()}"
+    return refusal.error(ERRORS_BY_STATUS.get(refusal.status, InternalApiError), message)
 
 
 class InternalClient:
@@ -48,25 +35,20 @@ class InternalClient:
 
     def __init__(self, endpoint: str, *, token: str = "admin", timeout: float = 60.0,
                  transport: httpx.BaseTransport | None = None) -> None:
-        self.endpoint = endpoint.rstrip("/")
-        self._http = httpx.Client(
-            base_url=self.endpoint, timeout=timeout, transport=transport,
-            headers={"X-Auth-Token": token, "Accept": "application/json"})
+        self._api = JsonApi(
+            endpoint, service="the internal API",
+            hint="check that `vgpucloud api` is running and --api points at it",
+            unreachable=InternalApiError, refused=error_from_response, token=token,
+            timeout=timeout, transport=transport)
+        self.endpoint = self._api.endpoint
 
     def close(self) -> None:
-        self._http.close()
+        self._api.close()
 
     def request(self, method: str, path: str, *, json: Any = None,
                 timeout: float | None = None) -> Any:
         extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        try:
-            response = self._http.request(method, path, json=json, **extra)
-        except httpx.HTTPError as exc:
-            raise InternalApiError(
-                f"cannot reach the internal API at {self.endpoint} ({method} {path}): {exc}; "
-                "check that `vgpucloud api` is running and --api points at it") from exc
-        if response.status_code not in (200, 201, 204):
-            raise error_from_response(response)
+        response = self._api.send(method, path, json=json, **extra)
         return response.json() if response.content else None
 
     # --- hosts ------------------------------------------------------------------------
@@ -87,7 +69,7 @@ class InternalClient:
         body = {"owner": owner, "lease_seconds": lease_seconds, "wait_seconds": wait_seconds,
                 "max_tasks": max_tasks}
         # The server holds a long poll open for wait_seconds: allow for it.
-        timeout = self._http.timeout.read or 60.0
+        timeout = self._api.timeout.read or 60.0
         reply = self.request("POST", f"/hosts/{host}/tasks/lease", json=body,
                              timeout=timeout + wait_seconds)
         return list(reply["tasks"])

@@ -9,8 +9,8 @@ work against a real OpenStack Placement. It owns three concerns:
 - retries: ``retry_on_conflict`` re-runs a read-modify-write step with fresh state when a
   generation compare-and-swap loses a race (DESIGN rule 5: retried, never ignored).
 
-Transports are injectable: ``httpx.WSGITransport(app=...)`` runs a whole cloud in one
-process for tests; the default is a pooled HTTP connection.
+The HTTP plumbing (session, unreachable and refused errors) is ``client.jsonapi``'s; transports
+are injectable there.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from vgpucloud import errors
+from vgpucloud.client.jsonapi import ERRORS_BY_STATUS, OK, JsonApi, Refusal
 
 DEFAULT_MICROVERSION = "1.39"
 T = TypeVar("T")
@@ -40,12 +41,6 @@ _ERRORS_BY_CODE: dict[str, type[errors.VgpucloudError]] = {
         errors.QueryMissingValue,
     )
 }
-_ERRORS_BY_STATUS: dict[int, type[errors.VgpucloudError]] = {
-    400: errors.BadRequest,
-    403: errors.Forbidden,
-    404: errors.NotFound,
-    409: errors.Conflict,
-}
 
 
 class PlacementError(errors.VgpucloudError):
@@ -55,25 +50,14 @@ class PlacementError(errors.VgpucloudError):
 
 
 def error_from_response(response: httpx.Response) -> errors.VgpucloudError:
-    """The vgpucloud error for a Placement error response.
-
-    Parses Placement's error body, e.g.::
-
-        {"errors": [{"status": 409, "title": "Conflict", "code": "placement.concurrent_update",
-                     "detail": "resource provider generation conflict", "request_id": "req-..."}]}
-    """
-    detail, code = response.text, None
-    try:
-        first = response.json()["errors"][0]
-        detail, code = first.get("detail", detail), first.get("code")
-    except (ValueError, KeyError, IndexError, TypeError):
-        pass
-    where = f"{response.request.method} {response.request.url.path}"
-    message = f"Placement refused {where} ({response.status_code}): {detail}"
-    cls = _ERRORS_BY_CODE.get(code or "") or _ERRORS_BY_STATUS.get(response.status_code)
+    """The vgpucloud error for a Placement error response (the body is read by
+    ``Refusal.read``): by the stable code when we know it, else by the status."""
+    refusal = Refusal.read(response)
+    message = f"Placement refused {refusal.where} ({refusal.status}): {refusal.detail}"
+    cls = _ERRORS_BY_CODE.get(refusal.code or "") or ERRORS_BY_STATUS.get(refusal.status)
     if cls is None:
         return PlacementError(message)
-    return cls(message, code=code) if code else cls(message)
+    return refusal.error(cls, message)
 
 
 def retry_on_conflict(step: Callable[[], T], attempts: int = 5, backoff: float = 0.05) -> T:
@@ -98,17 +82,16 @@ class PlacementClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.endpoint = endpoint.rstrip("/")
+        self._api = JsonApi(
+            endpoint, service="Placement",
+            hint="check that the API is running and the endpoint is right",
+            unreachable=PlacementError, refused=error_from_response, token=token,
+            timeout=timeout, transport=transport)
+        self.endpoint = self._api.endpoint
         self.microversion = microversion
-        self._http = httpx.Client(
-            base_url=self.endpoint,
-            headers={"X-Auth-Token": token, "Accept": "application/json"},
-            timeout=timeout,
-            transport=transport,
-        )
 
     def close(self) -> None:
-        self._http.close()
+        self._api.close()
 
     # --- plumbing --------------------------------------------------------------
 
@@ -120,20 +103,10 @@ class PlacementClient:
         json: Any = None,
         params: Mapping[str, Any] | None = None,
         microversion: str | None = None,
-        ok: tuple[int, ...] = (200, 201, 204),
+        ok: tuple[int, ...] = OK,
     ) -> httpx.Response:
         headers = {"OpenStack-API-Version": f"placement {microversion or self.microversion}"}
-        try:
-            response = self._http.request(method, path, json=json, params=params,
-                                          headers=headers)
-        except httpx.HTTPError as exc:
-            raise PlacementError(
-                f"cannot reach Placement at {self.endpoint} ({method} {path}): {exc}; "
-                "check that the API is running and the endpoint is right"
-            ) from exc
-        if response.status_code not in ok:
-            raise error_from_response(response)
-        return response
+        return self._api.send(method, path, ok=ok, json=json, params=params, headers=headers)
 
     def _get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None).json()

@@ -15,10 +15,10 @@ Groups the conductor does not know (``[database]``, ``[api]``) are left to their
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from oslo_config import cfg
 
+from vgpucloud.conf import read_config_file
 from vgpucloud.errors import ConfigError
 from vgpucloud.scheduler.settings import VGPU_POLICIES, SchedulerSettings
 
@@ -64,17 +64,9 @@ _CONDUCTOR_OPTS = [
 
 
 def load_conductor_settings(config_file: str | None = None) -> ConductorSettings:
-    conf = cfg.ConfigOpts()
-    conf.register_opts(_SCHEDULER_OPTS, group="scheduler")
-    conf.register_opts(_CONDUCTOR_OPTS, group="conductor")
-    files = []
-    if config_file:
-        if not Path(config_file).is_file():
-            raise ConfigError([f"--config-file {config_file}: no such file; "
-                               "pass an existing file or omit the flag"])
-        files = [config_file]
+    conf = read_config_file(config_file, {"scheduler": _SCHEDULER_OPTS,
+                                          "conductor": _CONDUCTOR_OPTS})
     try:
-        conf(args=[], project="vgpucloud", default_config_files=files)
         s, c = conf.scheduler, conf.conductor
         scheduler = SchedulerSettings(
             vgpu_policy=s.vgpu_policy, vgpu_weight_multiplier=s.vgpu_weight_multiplier,

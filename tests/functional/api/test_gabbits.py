@@ -11,48 +11,32 @@ no two runs share identifiers.
 
 from __future__ import annotations
 
-import unittest
-import uuid
 from pathlib import Path
 
 import pytest
-from gabbi import handlers, suitemaker, utils
 
+# describe and run_gabbit are re-exported for tests/functional/candidates.
+from tests.functional.gabbi_driver import (
+    assert_gabbit_passes,
+    describe,
+    fresh_uuids,
+    gabbits_next_to,
+    run_gabbit,
+)
 from vgpucloud.api.app import make_app
 from vgpucloud.conf import Settings
 from vgpucloud.placement.ports import PlacementStore
 
-GABBITS_DIR = Path(__file__).with_name("gabbits")
-GABBITS = sorted(GABBITS_DIR.glob("*.yaml"))
+__all__ = ["describe", "run_gabbit"]
+
+GABBITS = gabbits_next_to(__file__)
 UUID_NAMES = ("RP1", "RP2", "RP3", "RP4", "CONSUMER1", "CONSUMER2", "CONSUMER3",
               "AGG1", "AGG2", "AGG3")
-
-
-def run_gabbit(path: Path, app: object) -> unittest.TestResult:
-    suite = suitemaker.test_suite_from_dict(
-        unittest.TestLoader(), path.stem.replace("-", ""), utils.load_yaml(yaml_file=str(path)),
-        str(GABBITS_DIR), str(uuid.uuid4()), None, None, lambda: app, prefix="",
-        handlers=[handler() for handler in handlers.RESPONSE_HANDLERS],
-        test_loader_name=__name__)
-    result = unittest.TestResult()
-    suite.run(result)
-    return result
-
-
-def describe(result: unittest.TestResult) -> str:
-    lines = []
-    for test, trace in result.failures + result.errors:
-        lines.append(f"--- {test.id()}\n{trace}")
-    return "\n".join(lines)
 
 
 @pytest.mark.parametrize("gabbit", GABBITS, ids=[p.stem for p in GABBITS])
 def test_gabbit(
     gabbit: Path, database_url: str, store: PlacementStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in UUID_NAMES:
-        monkeypatch.setenv(name, str(uuid.uuid4()))
-    app = make_app(Settings(database_url=database_url), store)
-    result = run_gabbit(gabbit, app)
-    assert result.testsRun > 0, f"{gabbit.name} has no tests"
-    assert result.wasSuccessful(), describe(result)
+    fresh_uuids(monkeypatch, UUID_NAMES)
+    assert_gabbit_passes(gabbit, make_app(Settings(database_url=database_url), store))

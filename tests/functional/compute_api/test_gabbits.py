@@ -8,13 +8,11 @@ the YAML as ``$ENVIRON['RP1']`` and friends.
 
 from __future__ import annotations
 
-import unittest
-import uuid
 from pathlib import Path
 
 import pytest
-from gabbi import handlers, suitemaker, utils
 
+from tests.functional.gabbi_driver import assert_gabbit_passes, fresh_uuids, gabbits_next_to
 from vgpucloud.api.app import internal_mount, make_app
 from vgpucloud.api.compute.mount import compute_mounts
 from vgpucloud.conf import Settings
@@ -22,36 +20,16 @@ from vgpucloud.storage.compute_store import SqlComputeStore
 from vgpucloud.storage.placement_store import SqlPlacementStore
 from vgpucloud.storage.tasks import SqlHostTaskStore
 
-GABBITS_DIR = Path(__file__).with_name("gabbits")
-GABBITS = sorted(GABBITS_DIR.glob("*.yaml"))
+GABBITS = gabbits_next_to(__file__)
 UUID_NAMES = ("RP1", "RP2", "GPU1", "GPU2", "IMAGE1", "HOST1")
-
-
-def run_gabbit(path: Path, app: object) -> unittest.TestResult:
-    suite = suitemaker.test_suite_from_dict(
-        unittest.TestLoader(), path.stem.replace("-", ""), utils.load_yaml(yaml_file=str(path)),
-        str(GABBITS_DIR), str(uuid.uuid4()), None, None, lambda: app, prefix="",
-        handlers=[handler() for handler in handlers.RESPONSE_HANDLERS],
-        test_loader_name=__name__)
-    result = unittest.TestResult()
-    suite.run(result)
-    return result
-
-
-def describe(result: unittest.TestResult) -> str:
-    return "\n".join(f"--- {test.id()}\n{trace}" for test, trace in
-                     result.failures + result.errors)
 
 
 @pytest.mark.parametrize("gabbit", GABBITS, ids=[p.stem for p in GABBITS])
 def test_gabbit(gabbit: Path, database_url: str, compute_store: SqlComputeStore,
                 store: SqlPlacementStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in UUID_NAMES:
-        monkeypatch.setenv(name, str(uuid.uuid4()))
+    fresh_uuids(monkeypatch, UUID_NAMES)
     settings = Settings(database_url=database_url)
     app = make_app(settings, store, [
         internal_mount(settings, SqlHostTaskStore(compute_store.engine)),
         *compute_mounts(settings, compute_store, store)])
-    result = run_gabbit(gabbit, app)
-    assert result.testsRun > 0, f"{gabbit.name} has no tests"
-    assert result.wasSuccessful(), describe(result)
+    assert_gabbit_passes(gabbit, app)

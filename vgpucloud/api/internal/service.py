@@ -10,36 +10,32 @@ Routes::
     GET  /tasks/{uuid}                  one task
     POST /tasks/{uuid}/result           done/failed, by the lease owner only
 
-It reuses the framework of the Placement app: request ids, ``vgpucloud.api.auth``, the
-``Router`` and the ``{"errors": [...]}`` fault shape with stable codes.
+It runs on the shared pipeline (``vgpucloud.api.pipeline``: request ids, ``vgpucloud.api.auth``,
+the ``Router``) and answers the ``{"errors": [...]}`` fault shape, always with stable codes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import time
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import webob
 
 from vgpucloud.api import faults, jsonbody
-from vgpucloud.api.auth import authenticated, identity_of
 from vgpucloud.api.internal import schemas
 from vgpucloud.api.internal.views import host_view, task_view
+from vgpucloud.api.microversion import Version
+from vgpucloud.api.pipeline import ApiService, require_admin
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
-from vgpucloud.api.requestid import ensure_request_id
-from vgpucloud.api.routing import FIRST_VERSION, Route, Router
+from vgpucloud.api.routing import Route
 from vgpucloud.compute.hosttasks import TASK_EVENTS, HostFacts, HostTaskStore
 from vgpucloud.conf import Settings
 from vgpucloud.errors import VgpucloudError
 
-LOG = logging.getLogger(__name__)
 POLL_INTERVAL = 0.25
 SUMMARY = {"version": "v1", "status": "CURRENT"}
-StartResponse = Callable[..., Any]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -121,51 +117,28 @@ ROUTES = (
 
 # --- the app -------------------------------------------------------------------------
 
+AGENTS_ONLY = ("the internal API is for agents and services with the admin role "
+               "(noauth2: X-Auth-Token: admin)")
 
-class InternalService:
-    """WSGI app of the internal API over ``store``."""
+
+class InternalService(ApiService):
+    """WSGI app of the internal API over ``store``; no microversions, no public routes."""
+
+    unexpected_error = "Unexpected error in the internal API"
 
     def __init__(self, settings: Settings, store: HostTaskStore) -> None:
+        super().__init__(settings, ROUTES)
         self.store = store
-        self.router = Router(ROUTES)
-        self._protected = authenticated(self._serve, settings)
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        ensure_request_id(environ)
-        try:
-            return self._protected(environ, start_response)
-        except VgpucloudError as exc:  # the auth layer's own 401
-            return fault_response(environ, exc)(environ, start_response)
-
-    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        request = webob.Request(environ)
-        try:
-            response = self._respond(request)
-        except VgpucloudError as exc:
-            response = fault_response(environ, exc)
-        except Exception:
-            LOG.exception("Unexpected error serving %s %s (%s)", request.method,
-                          request.path_qs, environ.get(REQUEST_ID_KEY))
-            response = fault_response(environ, faults.HTTPFault(
-                500, "Unexpected error in the internal API; the API log has the traceback "
-                f"under request id {environ.get(REQUEST_ID_KEY)}."))
-        return response(environ, start_response)
-
-    def _respond(self, request: webob.Request) -> webob.Response:
-        route, params = self.router.match(request.method, request.path_info or "/",
-                                          FIRST_VERSION)
-        identity = identity_of(request.environ)
-        if identity is None or not identity.is_admin:
-            raise faults.forbidden(
-                f"Policy does not allow {route.policy} to be performed; the internal API is "
-                "for agents and services with the admin role (noauth2: X-Auth-Token: admin).")
+    def respond(self, request: webob.Request, version: Version) -> webob.Response:
+        route, params = self.router.match(request.method, request.path_info or "/", version)
+        require_admin(request.environ, route, AGENTS_ONLY)
         if route.json_body:
             jsonbody.require_json(request)
         return route.handler(InternalRequest(request, params, self.store))
 
-
-def fault_response(environ: dict[str, Any], exc: VgpucloudError) -> webob.Response:
-    """The Placement error shape, always with the stable ``code``."""
-    return faults.error_response(
-        faults.status_of(exc), exc.message, code=exc.code,
-        request_id=environ.get(REQUEST_ID_KEY), headers=getattr(exc, "headers", None))
+    def fault(self, environ: dict[str, Any], exc: VgpucloudError) -> webob.Response:
+        """The Placement error shape, always with the stable ``code``."""
+        return faults.error_response(
+            faults.status_of(exc), exc.message, code=exc.code,
+            request_id=environ.get(REQUEST_ID_KEY), headers=getattr(exc, "headers", None))

@@ -1,6 +1,6 @@
 """The Placement WSGI application: negotiation, auth, routing, checks, faults.
 
-One request goes through, in order:
+One request goes through the shared pipeline (``vgpucloud.api.pipeline``), in order:
 
 1. request id (``req-<uuid>``) and microversion negotiation (failure remembered, not raised:
    authentication comes first, as in OpenStack);
@@ -15,14 +15,12 @@ Every response carries ``OpenStack-API-Version`` (when negotiated) and ``Vary``.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import webob
 
 from vgpucloud.api import faults, jsonbody
-from vgpucloud.api.auth import authenticated, identity_of
 from vgpucloud.api.microversion import (
     HEADER,
     InvalidVersion,
@@ -30,90 +28,51 @@ from vgpucloud.api.microversion import (
     Version,
     negotiate,
 )
+from vgpucloud.api.pipeline import VERSION_KEY, ApiService, Headers, require_admin
 from vgpucloud.api.placement.context import PlacementRequest
 from vgpucloud.api.placement.routes import ROUTES
 from vgpucloud.api.placement.versions import MAX_VERSION, MIN_VERSION, SERVICE_TYPE
 from vgpucloud.api.requestid import ENVIRON_KEY as REQUEST_ID_KEY
-from vgpucloud.api.requestid import ensure_request_id
-from vgpucloud.api.routing import Route, Router
+from vgpucloud.api.routing import Route
 from vgpucloud.conf import Settings
 from vgpucloud.errors import VgpucloudError
 from vgpucloud.placement.ports import PlacementStore
 
-LOG = logging.getLogger(__name__)
-
-VERSION_KEY = "placement.microversion"
-PROBLEM_KEY = "placement.microversion_problem"
 # Error codes in fault bodies arrived with microversion 1.23.
 CODES_SINCE = Version(1, 23)
+ADMINS_ONLY = ("the Placement API is for cloud admins (noauth2: X-Auth-Token: admin; "
+               "keystone: role admin)")
 
-StartResponse = Callable[..., Any]
 
-
-class PlacementService:
+class PlacementService(ApiService):
     """WSGI app serving the Placement API from ``store``."""
+
+    unexpected_error = "Unexpected error in the Placement service"
 
     def __init__(
         self, settings: Settings, store: PlacementStore, routes: Sequence[Route] = ROUTES
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, routes)
         self.store = store
-        self.router = Router(routes)
-        self._protected = authenticated(self._serve, settings)
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        ensure_request_id(environ)
-        request = webob.Request(environ)
-        self._negotiate(request)
-        start = _with_version_headers(start_response, environ.get(VERSION_KEY))
-        app = self._serve if self._is_public(request) else self._protected
-        try:
-            return app(environ, start)
-        except VgpucloudError as exc:  # raised by the auth layer itself (401)
-            return fault_response(environ, exc)(environ, start)
-
-    def _negotiate(self, request: webob.Request) -> None:
+    def negotiate(self, request: webob.Request) -> Version:
         try:
             # WSGI servers join repeated headers with commas into one value.
             header = request.headers.get(HEADER)
-            version = negotiate([header] if header else [], SERVICE_TYPE,
-                                MIN_VERSION, MAX_VERSION)
+            return negotiate([header] if header else [], SERVICE_TYPE, MIN_VERSION, MAX_VERSION)
         except InvalidVersion as exc:
-            request.environ[PROBLEM_KEY] = faults.bad_request(f"Invalid microversion: {exc}")
+            raise faults.bad_request(f"Invalid microversion: {exc}") from exc
         except UnacceptableVersion as exc:
-            request.environ[PROBLEM_KEY] = faults.not_acceptable(f"Invalid microversion: {exc}")
-        else:
-            request.environ[VERSION_KEY] = version
+            raise faults.not_acceptable(f"Invalid microversion: {exc}") from exc
 
-    def _is_public(self, request: webob.Request) -> bool:
-        try:
-            routes, _ = self.router.resolve(request.method, request.path_info or "/")
-        except VgpucloudError:
-            return False
-        return all(route.public for route in routes)
+    def version_headers(self, version: Version | None) -> Headers:
+        headers = [] if version is None else [(HEADER, f"{SERVICE_TYPE} {version}")]
+        return [*headers, ("Vary", HEADER.lower())]
 
-    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        request = webob.Request(environ)
-        try:
-            response = self._respond(request)
-        except VgpucloudError as exc:
-            response = fault_response(environ, exc)
-        except Exception:
-            LOG.exception("Unexpected error serving %s %s (%s)", request.method,
-                          request.path_qs, environ.get(REQUEST_ID_KEY))
-            response = fault_response(environ, faults.HTTPFault(
-                500, "Unexpected error in the Placement service; the API log has the "
-                f"traceback under request id {environ.get(REQUEST_ID_KEY)}."))
-        return response(environ, start_response)
-
-    def _respond(self, request: webob.Request) -> webob.Response:
-        problem = request.environ.get(PROBLEM_KEY)
-        if problem is not None:
-            raise problem
-        version: Version = request.environ[VERSION_KEY]
+    def respond(self, request: webob.Request, version: Version) -> webob.Response:
         route, params = self.router.match(request.method, request.path_info or "/", version)
         if not route.public:
-            self._authorize(request, route)
+            require_admin(request.environ, route, ADMINS_ONLY)
         if request.method == "GET" and not request.accept.acceptable_offers(
                 [jsonbody.JSON_TYPE]):
             raise faults.not_acceptable("Only application/json is provided")
@@ -122,12 +81,8 @@ class PlacementService:
         return route.handler(PlacementRequest(request, version, params, self.store,
                                               self.settings))
 
-    def _authorize(self, request: webob.Request, route: Route) -> None:
-        identity = identity_of(request.environ)
-        if identity is None or not identity.is_admin:
-            raise faults.forbidden(
-                f"Policy does not allow {route.policy} to be performed; the Placement API "
-                "is for cloud admins (noauth2: X-Auth-Token: admin; keystone: role admin).")
+    def fault(self, environ: dict[str, Any], exc: VgpucloudError) -> webob.Response:
+        return fault_response(environ, exc)
 
 
 def fault_response(environ: dict[str, Any], exc: VgpucloudError) -> webob.Response:
@@ -142,13 +97,3 @@ def fault_response(environ: dict[str, Any], exc: VgpucloudError) -> webob.Respon
     return faults.error_response(
         status, exc.message, code=code, request_id=environ.get(REQUEST_ID_KEY),
         headers=getattr(exc, "headers", None), extra=extra)
-
-
-def _with_version_headers(start_response: StartResponse, version: Version | None) -> StartResponse:
-    def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-        if version is not None:
-            headers.append((HEADER, f"{SERVICE_TYPE} {version}"))
-        headers.append(("Vary", HEADER.lower()))
-        return start_response(status, headers, exc_info)
-
-    return start
