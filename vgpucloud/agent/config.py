@@ -36,7 +36,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from vgpucloud.agent.mdev import ParentDevice, names
+from vgpucloud.agent.mdev import ParentDevice, ParentKind, names
 from vgpucloud.errors import ConfigError
 
 DEFAULT_STATE_PATH = "/var/lib/vgpucloud"
@@ -267,6 +267,7 @@ def assign_parents(devices: DevicesConfig, parents: Sequence[ParentDevice],
     """Which type applies to each parent; appends a problem for every mismatch with the host."""
     by_address = {p.address: p for p in parents}
     found = ", ".join(by_address) or "none"
+    model_types = _variant_model_types(parents)
     assignments: dict[str, ParentAssignment] = {}
     for type_config in devices.types:
         for address in type_config.device_addresses:
@@ -277,7 +278,7 @@ def assign_parents(devices: DevicesConfig, parents: Sequence[ParentDevice],
                     f"this host (found: {found}); fix the address, load the GPU driver or, "
                     "for SR-IOV GPUs, enable the VFs (sriov-manage -e)"
                 )
-            elif not _offers(parent, type_config.type_id):
+            elif not _offers(parent, type_config.type_id, model_types):
                 problems.append(
                     f"[{type_config.section}] device_addresses: {address} does not offer "
                     f"{type_config.type_id} (it offers: {', '.join(parent.type_ids) or 'none'});"
@@ -286,7 +287,7 @@ def assign_parents(devices: DevicesConfig, parents: Sequence[ParentDevice],
             else:
                 assignments[address] = _assignment(address, type_config)
     for default in devices.default_types:
-        offering = [p for p in parents if _offers(p, default.type_id)]
+        offering = [p for p in parents if _offers(p, default.type_id, model_types)]
         if not offering:
             problems.append(
                 f"[devices] enabled_mdev_types: no device on this host offers "
@@ -298,8 +299,26 @@ def assign_parents(devices: DevicesConfig, parents: Sequence[ParentDevice],
     return dict(sorted(assignments.items()))
 
 
-def _offers(parent: ParentDevice, type_id: str) -> bool:
-    return type_id in parent.type_ids or parent.current_type == type_id
+def _offers(parent: ParentDevice, type_id: str,
+            model_types: Mapping[str | None, set[str]]) -> bool:
+    if type_id in parent.type_ids or parent.current_type == type_id:
+        return True
+    # A variant-driver VF lists only the types it can take *now* (none of the others once
+    # a VF of its GPU runs a type): fall back on what VFs of the same GPU model list.
+    return (parent.kind is ParentKind.NVIDIA_VARIANT
+            and type_id in model_types.get(parent.device_id, set()))
+
+
+def _variant_model_types(parents: Sequence[ParentDevice]) -> dict[str | None, set[str]]:
+    """vGPU types listed or run by the variant-driver VFs of each GPU model (device id)."""
+    types: dict[str | None, set[str]] = {}
+    for parent in parents:
+        if parent.kind is ParentKind.NVIDIA_VARIANT:
+            known = types.setdefault(parent.device_id, set())
+            known.update(parent.type_ids)
+            if parent.current_type is not None:
+                known.add(parent.current_type)
+    return types
 
 
 def _assignment(address: str, type_config: MdevTypeConfig) -> ParentAssignment:

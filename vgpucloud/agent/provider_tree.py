@@ -12,6 +12,9 @@ For a host configured as in the seed (``enabled_mdev_types = nvidia-35, nvidia-3
 A child's total is the mdevs of its configured type that we already own on that parent plus
 the type's ``available_instances``, capped by ``max_instances``. Foreign mdevs (not in our
 ledger) are not counted: we never hand them to a guest, so they are not capacity.
+A variant-driver VF is one vGPU: 1 while it runs the configured type for us, or while its
+type is unset, the type is creatable on it and no VF of its GPU runs another type (NVIDIA
+runs one type per GPU); a VF whose type somebody else set is foreign and counts 0.
 A parent whose configured type has no capacity at all (e.g. NVIDIA still holds mdevs of an
 older type on it) gets an empty inventory; the reporter then keeps the provider and fences
 it rather than deleting anything.
@@ -25,7 +28,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 
 from vgpucloud.agent.config import AgentConfig, ParentAssignment
-from vgpucloud.agent.mdev import Mdev, ParentDevice
+from vgpucloud.agent.mdev import Mdev, ParentDevice, ParentKind
 
 # Traits the agent owns. Operators add their own (CUSTOM_NVIDIA_11); the reporter only ever
 # removes traits it recorded having set itself.
@@ -104,19 +107,32 @@ def root_inventories(config: AgentConfig, host: HostResources) -> dict[str, dict
 
 
 def vgpu_total(
-    assignment: ParentAssignment, parent: ParentDevice, owned: Sequence[Mdev]
+    assignment: ParentAssignment, parent: ParentDevice, owned: Sequence[Mdev],
+    *, gpu_types: Collection[str] = (),
 ) -> int:
-    """Existing owned mdevs of the assigned type + its available_instances, capped."""
-    mdev_type = parent.type(assignment.type_id)
-    available = mdev_type.available_instances if mdev_type else 0
-    if parent.current_type is not None and not parent.types:
-        # Variant-driver VF: one vGPU per VF once its type is set.
-        available = 1 if parent.current_type == assignment.type_id else 0
-    existing = sum(1 for m in owned if m.type_id == assignment.type_id)
-    total = existing + available
+    """Existing owned mdevs of the assigned type + its available_instances, capped.
+
+    For a variant-driver VF, ``gpu_types`` are the vGPU types the VFs of its GPU run.
+    """
+    if parent.kind is ParentKind.NVIDIA_VARIANT:
+        total = _variant_vf_total(assignment.type_id, parent, gpu_types)
+    else:
+        mdev_type = parent.type(assignment.type_id)
+        available = mdev_type.available_instances if mdev_type else 0
+        total = available + sum(1 for m in owned if m.type_id == assignment.type_id)
     if assignment.max_instances is not None:
         total = min(total, assignment.max_instances)
     return total
+
+
+def _variant_vf_total(type_id: str, vf: ParentDevice, gpu_types: Collection[str]) -> int:
+    if vf.current_type is not None:
+        # Ours (foreign VFs never get here): in use or about to be. The driver may still
+        # list creatable types on a VF whose type is set; they do not add capacity.
+        return 1 if vf.current_type == type_id else 0
+    offered = vf.type(type_id)
+    creatable = offered is not None and offered.available_instances > 0
+    return 1 if creatable and not set(gpu_types) - {type_id} else 0
 
 
 def desired_tree(
@@ -126,7 +142,15 @@ def desired_tree(
     mdevs: Sequence[Mdev],
     foreign: Collection[str] = (),
 ) -> DesiredTree:
-    """The tree this host should have in Placement (see the module docstring)."""
+    """The tree this host should have in Placement (see the module docstring).
+
+    ``foreign`` holds the UUIDs of mdevs and the addresses of variant-driver VFs that are
+    not ours (not in the ledger): they are never capacity.
+    """
+    gpu_types: dict[str, set[str]] = {}
+    for parent in parents:
+        if parent.kind is ParentKind.NVIDIA_VARIANT and parent.current_type is not None:
+            gpu_types.setdefault(parent.gpu, set()).add(parent.current_type)
     owned_by_parent: dict[str, list[Mdev]] = {}
     for mdev in mdevs:
         if mdev.uuid not in foreign:
@@ -136,7 +160,9 @@ def desired_tree(
         assignment = config.assignment_for(parent.address)
         if assignment is None:
             continue
-        total = vgpu_total(assignment, parent, owned_by_parent.get(parent.address, []))
+        total = 0 if parent.address in foreign else vgpu_total(
+            assignment, parent, owned_by_parent.get(parent.address, []),
+            gpu_types=gpu_types.get(parent.gpu, ()))
         traits = {mdev_type_trait(assignment.type_id)}
         if parent.numa_node is not None and parent.numa_node >= 0:
             traits.add(numa_trait(parent.numa_node))

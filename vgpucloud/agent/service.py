@@ -30,6 +30,7 @@ from vgpucloud.agent.reporter import ProviderReporter, ReportResult
 from vgpucloud.agent.reshape import Reshaper, ReshapeReport
 from vgpucloud.agent.spawn import GuestOps
 from vgpucloud.agent.tasks import Outcome, TaskRunner
+from vgpucloud.agent.variant import foreign_vfs
 from vgpucloud.agent.virt import VirtDriver, make_driver
 from vgpucloud.client.internal import InternalClient
 from vgpucloud.client.placement import PlacementClient
@@ -101,8 +102,10 @@ class Agent:
 
     def desired_tree(self) -> DesiredTree:
         mdevs = self.sysfs.mdevs()
+        parents = self.sysfs.parents()
         foreign = {m.uuid for m in self.ledger.foreign(mdevs)}
-        return desired_tree(self.config, self.resources, self.sysfs.parents(), mdevs, foreign)
+        foreign |= foreign_vfs(parents, self.ledger.entries())
+        return desired_tree(self.config, self.resources, parents, mdevs, foreign)
 
     def report_tree(self, desired: DesiredTree | None = None) -> ReportResult:
         if desired is None:

@@ -8,10 +8,15 @@ Spawn, for instance ``I`` (every step idempotent, so a redelivered task converge
     define + start                     domain XML with <hostdev type='mdev'> per mdev
     ledger.attach                      the mdevs are the guest's
 
+On hosts with NVIDIA's kernel variant driver the allocated provider is a VF: its claim is a
+ledger row too, ``materialize`` becomes writing the VF's vGPU type, and the guest gets the VF
+as ``<hostdev type='pci'>`` (see ``vgpucloud.agent.variant``).
+
 The ledger is written before sysfs and libvirt (DESIGN rule 1). On any failure the guest is
 undefined and everything ``I`` holds is released (created mdevs become ``free`` for reuse,
 never-created reservations vanish), and the error names the device, the cause and the fix.
-Destroy powers off, undefines and releases; mdevs stay, ``free``, for the next guest.
+Destroy powers off, undefines and releases; mdevs stay, ``free``, for the next guest, while
+VFs get their type cleared (only a type we set) and are free again.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from vgpucloud.agent.config import AgentConfig
 from vgpucloud.agent.ledger import Ledger, LedgerEntry, materialize
 from vgpucloud.agent.mdev import Sysfs
 from vgpucloud.agent.provider_tree import child_name
+from vgpucloud.agent.variant import VariantVfs
 from vgpucloud.agent.virt import GuestMdev, GuestSpec, GuestState, VirtDriver
 from vgpucloud.client.placement import PlacementClient
 from vgpucloud.errors import HostDeviceError, MdevNotFound, NoInstancesLeft, VgpucloudError
@@ -43,13 +49,27 @@ class SpawnError(VgpucloudError):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class MdevWant:
-    """``count`` mdevs of ``type_id`` on ``parent``, allocated from provider ``provider``."""
+    """``count`` mdevs of ``type_id`` on ``parent``, allocated from provider ``provider``;
+    with ``variant``, ``parent`` is a variant-driver VF that itself becomes the vGPU."""
 
     provider: str
     provider_name: str
     parent: str
     type_id: str
     count: int
+    variant: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Claims:
+    """What a spawn holds on this host: mdev rows and VF claim rows of the ledger."""
+
+    mdevs: tuple[LedgerEntry, ...] = ()
+    vfs: tuple[LedgerEntry, ...] = ()
+
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        return self.mdevs + self.vfs
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -87,6 +107,7 @@ class GuestOps:
         self.ledger = ledger
         self.driver = driver
         self.placement = placement
+        self.vfs = VariantVfs(sysfs, ledger)
 
     # --- spawn ---------------------------------------------------------------------------
 
@@ -95,20 +116,22 @@ class GuestOps:
         owner = request.instance_uuid
         wants = self.mdev_wants(owner, root_uuid)
         try:
-            entries = self._reserve(owner, wants)
-            guest = self._guest_spec(request, entries)
+            claims = self._reserve(owner, wants)
+            guest = self._guest_spec(request, claims)
             self.driver.define(guest)
             self.driver.start(owner)
-            for entry in entries:
+            for entry in claims.entries:
                 self.ledger.attach(entry.uuid, owner)
         except Exception as exc:
             self._roll_back(owner)
             reason = exc.message if isinstance(exc, VgpucloudError) else repr(exc)
             raise SpawnError(f"spawn of instance {owner} failed and was rolled back: "
                              f"{reason}") from exc
-        LOG.info("instance %s running with mdevs %s", owner, [e.uuid for e in entries])
+        LOG.info("instance %s running with mdevs %s and VFs %s", owner,
+                 [e.uuid for e in claims.mdevs], [e.parent for e in claims.vfs])
         return {"instance_uuid": owner, "state": "running",
-                "mdevs": [_mdev_doc(e) for e in entries]}
+                "mdevs": [_mdev_doc(e) for e in claims.mdevs],
+                "vfs": [_vf_doc(e) for e in claims.vfs]}
 
     def mdev_wants(self, instance: str, root_uuid: str) -> list[MdevWant]:
         """What the instance's allocations ask of this host's pGPUs."""
@@ -127,7 +150,8 @@ class GuestOps:
             count = int(resources.get(assignment.mdev_class, 0))
             if count:
                 wants.append(MdevWant(provider, name or provider, assignment.address,
-                                      assignment.type_id, count))
+                                      assignment.type_id, count,
+                                      variant=self.vfs.is_vf(assignment.address)))
         self._check_one_per_nvidia_gpu(instance, wants)
         return wants
 
@@ -152,15 +176,27 @@ class GuestOps:
                     "most one vGPU per physical GPU: request them in separate numbered groups "
                     "with group_policy=isolate")
 
-    def _reserve(self, owner: str, wants: list[MdevWant]) -> list[LedgerEntry]:
-        entries: list[LedgerEntry] = []
+    def _reserve(self, owner: str, wants: list[MdevWant]) -> Claims:
+        mdevs: list[LedgerEntry] = []
+        vfs: list[LedgerEntry] = []
         for want in wants:
+            if want.variant:
+                vfs.append(self._claim_vf(owner, want))
+                continue
             reserved = self.ledger.reserve(owner, want.parent, want.type_id,
                                            provider=want.provider, count=want.count)
             for entry in reserved:
                 self._materialize(entry, want)
-            entries.extend(self.ledger.get(e.uuid) or e for e in reserved)
-        return entries
+            mdevs.extend(self.ledger.get(e.uuid) or e for e in reserved)
+        return Claims(tuple(mdevs), tuple(vfs))
+
+    def _claim_vf(self, owner: str, want: MdevWant) -> LedgerEntry:
+        try:
+            return self.vfs.claim(owner, want.parent, want.type_id, want.provider)
+        except HostDeviceError as exc:
+            raise SpawnError(f"VF {want.parent} (vGPU type {want.type_id}, provider "
+                             f"{want.provider_name}) could not be claimed: "
+                             f"{exc.message}") from exc
 
     def _materialize(self, entry: LedgerEntry, want: MdevWant) -> None:
         try:
@@ -181,7 +217,11 @@ class GuestOps:
         first, in a compare-and-swap, so an operator's ``host orphans --remove`` running at
         the same time cannot make us remove a device twice. True if anything was removed."""
         removed = False
-        for entry in self.ledger.free(parent=parent):
+        free = self.ledger.free(parent=parent)
+        if free and self.vfs.is_vf(parent):
+            # Free VF rows are releases a crash interrupted: finish them (clear our type).
+            return bool(self.vfs.sweep(parent))
+        for entry in free:
             if entry.type_id == type_id or not entry.created_by_us:
                 continue
             if not self.ledger.forget_if_free(entry.uuid):
@@ -194,15 +234,16 @@ class GuestOps:
                      entry.uuid, entry.type_id, parent, type_id)
         return removed
 
-    def _guest_spec(self, request: SpawnRequest, entries: list[LedgerEntry]) -> GuestSpec:
+    def _guest_spec(self, request: SpawnRequest, claims: Claims) -> GuestSpec:
         mdevs = []
-        for entry in entries:
+        for entry in claims.mdevs:
             offered = self.sysfs.parent(entry.parent).type(entry.type_id)
             mdevs.append(GuestMdev(entry.uuid, offered.device_api if offered else "vfio-pci"))
         disk = request.disk_path or str(self.instance_dir(request.instance_uuid) / "disk")
         return GuestSpec(uuid=request.instance_uuid, name=request.name, vcpus=request.vcpus,
                          memory_mb=request.memory_mb, disk_path=disk, mdevs=tuple(mdevs),
-                         image=request.image)
+                         image=request.image,
+                         pci_devices=tuple(entry.parent for entry in claims.vfs))
 
     def instance_dir(self, instance: str) -> Path:
         return self.config.state_path / "instances" / instance
@@ -214,8 +255,14 @@ class GuestOps:
             self.driver.undefine(owner)
         except VgpucloudError as exc:  # keep the spawn's own error the one reported
             LOG.error("rolling back spawn of %s: cannot undefine the guest: %s", owner, exc)
+        try:
+            self.vfs.deactivate_owned(owner)
+        except VgpucloudError as exc:  # the free row keeps the type known as ours
+            LOG.error("rolling back spawn of %s: cannot clear a VF's vGPU type: %s", owner,
+                      exc)
         released = self.ledger.release(owner)
-        LOG.warning("rolled back spawn of %s: released mdevs %s", owner,
+        self.vfs.forget_released(released)
+        LOG.warning("rolled back spawn of %s: released %s", owner,
                     [e.uuid for e in released])
 
     # --- destroy -------------------------------------------------------------------------
@@ -226,12 +273,24 @@ class GuestOps:
         except KeyError as exc:
             raise SpawnError(f"destroy payload {dict(payload)} has no instance_uuid") from exc
         self.driver.undefine(owner)
+        # VF types are cleared while the rows are still the instance's: a crash half-way
+        # leaves rows the redelivered destroy finds again.
+        self.vfs.deactivate_owned(owner)
         released = self.ledger.release(owner)
-        LOG.info("instance %s destroyed; mdevs %s are free", owner, [e.uuid for e in released])
+        vfs = self.vfs.forget_released(released)
+        mdevs = [e for e in released if e not in vfs]
+        LOG.info("instance %s destroyed; mdevs %s and VFs %s are free", owner,
+                 [e.uuid for e in mdevs], [e.parent for e in vfs])
         return {"instance_uuid": owner, "state": "deleted",
-                "released_mdevs": sorted(e.uuid for e in released)}
+                "released_mdevs": sorted(e.uuid for e in mdevs),
+                "released_vfs": sorted(e.parent for e in vfs)}
 
 
 def _mdev_doc(entry: LedgerEntry) -> dict[str, Any]:
     return {"uuid": entry.uuid, "parent": entry.parent, "type": entry.type_id,
             "provider": entry.provider}
+
+
+def _vf_doc(entry: LedgerEntry) -> dict[str, Any]:
+    return {"address": entry.parent, "type": entry.type_id, "provider": entry.provider,
+            "claim": entry.uuid}

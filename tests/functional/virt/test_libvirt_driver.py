@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 from tests.conftest import require_service
-from vgpucloud.agent.virt.domain import GuestMdev, GuestSpec
+from vgpucloud.agent.virt.domain import GuestMdev, GuestSpec, read_domain
 from vgpucloud.agent.virt.driver import GuestState
 from vgpucloud.agent.virt.errors import DriverUnavailable
 from vgpucloud.agent.virt.libvirt_driver import LibvirtDriver  # imports libvirt lazily
@@ -77,3 +77,17 @@ def test_unreachable_libvirt_names_the_uri_and_the_fix(libvirt: ModuleType) -> N
         LibvirtDriver("test:///nonexistent/node.xml")
     assert "'test:///nonexistent/node.xml'" in caught.value.message
     assert "[libvirt] connection_uri" in caught.value.message
+
+
+def test_variant_vf_guest_keeps_its_pci_hostdev_in_libvirt(driver: LibvirtDriver) -> None:
+    guest = str(uuid.uuid4())
+    spec = GuestSpec(uuid=guest, name=f"instance-{guest[:8]}", vcpus=1, memory_mb=512,
+                     disk_path=f"/var/lib/vgpucloud/instances/{guest}/disk",
+                     pci_devices=("0000:41:00.4",))
+    driver.define(spec)
+    try:
+        summary = read_domain(driver.get_xml(guest))
+        assert summary.pci_addresses == ("0000:41:00.4",)
+        assert summary.mdev_uuids == ()
+    finally:
+        driver.undefine(guest)

@@ -15,7 +15,7 @@ GUEST = "6c1a5b3e-6b1f-4f0b-9a51-2f8d5f7e0c11"
 MDEVS = ("c2177883-f1bb-47f0-914d-32a22e3a8804", "4b20d080-1b54-4048-85b3-a6a62d165c01")
 
 
-def guest(device_api: str = "vfio-pci", count: int = 1, **overrides: str) -> GuestSpec:
+def guest(device_api: str = "vfio-pci", count: int = 1, **overrides: object) -> GuestSpec:
     fields: dict[str, object] = {
         "uuid": GUEST, "name": "instance-0000000a", "vcpus": 2, "memory_mb": 2048,
         "disk_path": f"/var/lib/vgpucloud/instances/{GUEST}/disk", "image": "cirros-0.6.2",
@@ -45,8 +45,11 @@ def validate(xml: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         guest("vfio-ccw"),
         guest("vfio-ap"),
         guest(machine_type="pc", domain_type="qemu", disk_format="raw"),
+        guest(count=0, pci_devices=("0000:41:00.4",)),
+        guest(pci_devices=("0000:41:00.4", "0000:c1:1f.7")),
     ],
-    ids=["one-vgpu", "two-vgpus", "no-vgpu", "vfio-ccw", "vfio-ap", "pc-tcg-raw"],
+    ids=["one-vgpu", "two-vgpus", "no-vgpu", "vfio-ccw", "vfio-ap", "pc-tcg-raw",
+         "variant-vf", "mdev-and-two-vfs"],
 )
 def test_generated_domain_validates_with_libvirt_schema(spec: GuestSpec, tmp_path: Path) -> None:
     result = validate(build_domain_xml(spec), tmp_path)
@@ -57,3 +60,9 @@ def test_schema_check_catches_a_broken_hostdev(tmp_path: Path) -> None:
     # Proves the check can fail: libvirt has no 'vfio-platform' mdev model.
     xml = build_domain_xml(guest()).replace('model="vfio-pci"', 'model="vfio-platform"')
     assert validate(xml, tmp_path).returncode != 0
+
+
+def test_schema_check_catches_a_broken_pci_hostdev(tmp_path: Path) -> None:
+    # Proves the check can fail for PCI hostdevs too: a PCI source needs a PCI address.
+    xml = build_domain_xml(guest(count=0, pci_devices=("0000:41:00.4",)))
+    assert validate(xml.replace('bus="0x41"', 'bus="forty-one"'), tmp_path).returncode != 0

@@ -2,7 +2,8 @@
 
 Nothing here touches libvirt, a file or the kernel: :func:`build_domain_xml` turns a
 :class:`GuestSpec` into the XML both drivers define, and :func:`mdev_uuids_in` /
-:func:`read_domain` read the mediated devices back out of *any* domain XML — ours, one
+:func:`read_domain` read the mediated devices (and, for hosts on NVIDIA's kernel variant
+driver, the VFs passed through as PCI hostdevs) back out of *any* domain XML — ours, one
 ``virsh dumpxml`` printed, or a file under ``/etc/libvirt/qemu`` — which is how the agent
 learns which guest holds which mdev after a host reboot, and how the "find mdev devices in
 dumped domain XMLs" step of the classic orphan-mdev cleanup becomes one function call.
@@ -33,6 +34,9 @@ DISK_FORMATS = ("qcow2", "raw")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
 # QEMU x86 machine types: the aliases and their versioned forms (pc-q35-8.2, pc-i440fx-8.2).
 _MACHINE_RE = re.compile(r"^(q35|pc|pc-q35-\d+\.\d+|pc-i440fx-\d+\.\d+)$")
+# A PCI address as the kernel names it (domain:bus:slot.function), e.g. 0000:41:00.4.
+_PCI_ADDRESS_RE = re.compile(
+    r"^(?P<domain>[0-9a-f]{4}):(?P<bus>[0-9a-f]{2}):(?P<slot>[0-1][0-9a-f])\.(?P<function>[0-7])$")
 
 
 class GuestMdev(NamedTuple):
@@ -61,10 +65,15 @@ class GuestSpec:
     machine_type: str = "q35"
     domain_type: str = "kvm"
     image: str | None = None
+    # Whole PCI functions passed through, e.g. ``("0000:41:00.4",)``: VFs that NVIDIA's
+    # kernel variant driver turned into a vGPU (no mdev, no UUID).
+    pci_devices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uuid", canonical_uuid(self.uuid, "GuestSpec.uuid"))
         object.__setattr__(self, "mdevs", _checked_mdevs(self.mdevs, self.name))
+        object.__setattr__(self, "pci_devices", _checked_pci_devices(self.pci_devices,
+                                                                     self.name))
         problems = _spec_problems(self)
         if problems:
             raise InvalidGuestSpec(
@@ -84,6 +93,12 @@ class DomainSummary:
     name: str
     mdev_uuids: tuple[str, ...]
     ours: bool  # carries the vgpucloud metadata marker
+    pci_addresses: tuple[str, ...] = ()  # PCI hostdevs, as 0000:41:00.4
+
+    @property
+    def held_devices(self) -> tuple[str, ...]:
+        """What the guest opens on the host while it runs: its mdevs and PCI functions."""
+        return self.mdev_uuids + self.pci_addresses
 
 
 def canonical_uuid(value: str, what: str) -> str:
@@ -117,6 +132,30 @@ def _checked_mdevs(mdevs: tuple[GuestMdev, ...], name: str) -> tuple[GuestMdev, 
     return tuple(checked)
 
 
+def canonical_pci_address(value: str, what: str) -> str:
+    """``value`` as the kernel spells a PCI address (``0000:41:00.4``, lower case)."""
+    address = str(value).strip().lower()
+    if not _PCI_ADDRESS_RE.match(address):
+        raise InvalidGuestSpec(
+            f"{what} {value!r} is not a PCI address; write it as DDDD:BB:SS.F, "
+            f"e.g. '0000:41:00.4' (the name under /sys/bus/pci/devices)."
+        )
+    return address
+
+
+def _checked_pci_devices(devices: tuple[str, ...], name: str) -> tuple[str, ...]:
+    checked: list[str] = []
+    for raw in devices:
+        address = canonical_pci_address(raw, f"PCI device of guest {name!r}")
+        if address in checked:
+            raise InvalidGuestSpec(
+                f"PCI device {address} is listed twice for guest {name!r}; a PCI function "
+                f"can be passed through once. Give each vGPU its own VF."
+            )
+        checked.append(address)
+    return tuple(checked)
+
+
 def _spec_problems(spec: GuestSpec) -> list[str]:
     checks = [
         (bool(_NAME_RE.match(spec.name)),
@@ -141,7 +180,8 @@ def _spec_problems(spec: GuestSpec) -> list[str]:
 
 def build_domain_xml(spec: GuestSpec) -> str:
     """The libvirt domain XML of ``spec``: a BIOS-booted x86 guest with one virtio disk,
-    a serial console and one ``<hostdev type='mdev'>`` per vGPU. No network: the guest
+    a serial console, one ``<hostdev type='mdev'>`` per mdev vGPU and one
+    ``<hostdev type='pci'>`` per variant-driver VF. No network: the guest
     layer does not own one, and libvirt does not need it."""
     domain = ET.Element("domain", type=spec.domain_type)
     _text(domain, "name", spec.name)
@@ -178,6 +218,25 @@ def mdev_hostdev(mdev: GuestMdev) -> ET.Element:
     return hostdev
 
 
+def pci_hostdev(address: str) -> ET.Element:
+    """``<hostdev mode='subsystem' type='pci' managed='yes'>`` for one PCI function::
+
+        <hostdev mode='subsystem' type='pci' managed='yes'>
+          <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x4'/></source>
+        </hostdev>
+
+    ``managed='yes'``: libvirt detaches the VF from its host driver when the guest starts
+    and gives it back when the guest stops; the agent only sets and clears its vGPU type.
+    """
+    match = _PCI_ADDRESS_RE.match(canonical_pci_address(address, "PCI hostdev"))
+    assert match is not None  # canonical_pci_address raised otherwise
+    hostdev = ET.Element("hostdev", mode="subsystem", type="pci", managed="yes")
+    source = ET.SubElement(hostdev, "source")
+    ET.SubElement(source, "address", domain=f"0x{match['domain']}", bus=f"0x{match['bus']}",
+                  slot=f"0x{match['slot']}", function=f"0x{match['function']}")
+    return hostdev
+
+
 def _text(parent: ET.Element, tag: str, text: str, **attrs: str) -> ET.Element:
     child = ET.SubElement(parent, tag, attrs)
     child.text = text
@@ -211,6 +270,7 @@ def _devices(spec: GuestSpec) -> ET.Element:
     console = ET.SubElement(devices, "console", type="pty")
     ET.SubElement(console, "target", type="serial", port="0")
     devices.extend(mdev_hostdev(m) for m in spec.mdevs)
+    devices.extend(pci_hostdev(a) for a in spec.pci_devices)
     return devices
 
 
@@ -241,7 +301,7 @@ def mdev_uuids_in(xml: str) -> list[str]:
 
 
 def read_domain(xml: str) -> DomainSummary:
-    """UUID, name, mdev UUIDs and our marker from a domain XML document::
+    """UUID, name, mdev UUIDs, PCI hostdevs and our marker from a domain XML document::
 
         <domain type='kvm'>
           <name>instance-0000000a</name>
@@ -253,11 +313,14 @@ def read_domain(xml: str) -> DomainSummary:
             <hostdev mode='subsystem' type='mdev' model='vfio-pci' managed='no'>
               <source><address uuid='c2177883-f1bb-47f0-914d-32a22e3a8804'/></source>
             </hostdev>
+            <hostdev mode='subsystem' type='pci' managed='yes'>
+              <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x4'/></source>
+            </hostdev>
           </devices>
         </domain>
 
     gives ``DomainSummary(uuid='6c1a5b3e-…', name='instance-0000000a',
-    mdev_uuids=('c2177883-…',), ours=True)``.
+    mdev_uuids=('c2177883-…',), ours=True, pci_addresses=('0000:41:00.4',))``.
     """
     root = _parse(xml)
     name = root.findtext("name")
@@ -272,7 +335,8 @@ def read_domain(xml: str) -> DomainSummary:
     except ValueError:
         raise InvalidDomainXml(f"Domain {name!r} has a malformed <uuid> {raw_uuid!r}.") from None
     ours = root.find(f"metadata/{{{METADATA_NS}}}instance") is not None
-    return DomainSummary(guest_uuid, name.strip(), tuple(_mdev_uuids(root)), ours)
+    return DomainSummary(guest_uuid, name.strip(), tuple(_mdev_uuids(root)), ours,
+                         tuple(_pci_addresses(root)))
 
 
 def _parse(xml: str) -> ET.Element:
@@ -300,4 +364,23 @@ def _mdev_uuids(root: ET.Element) -> list[str]:
                 f"An mdev <hostdev> has no valid <source><address uuid=...> (found {raw!r}); "
                 f"libvirt itself would refuse this domain."
             ) from None
+    return found
+
+
+def _pci_addresses(root: ET.Element) -> list[str]:
+    found: list[str] = []
+    for hostdev in root.iter("hostdev"):
+        if hostdev.get("type") != "pci":
+            continue
+        address = hostdev.find("source/address")
+        fields = ("domain", "bus", "slot", "function")
+        raw = {f: address.get(f) for f in fields} if address is not None else {}
+        try:
+            numbers = [int(raw[f] or "", 0) for f in fields]
+        except (KeyError, ValueError):
+            raise InvalidDomainXml(
+                f"A PCI <hostdev> has no valid <source><address domain= bus= slot= "
+                f"function=> (found {raw!r}); libvirt itself would refuse this domain."
+            ) from None
+        found.append("{:04x}:{:02x}:{:02x}.{:x}".format(*numbers))
     return found

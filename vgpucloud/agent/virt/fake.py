@@ -116,20 +116,22 @@ class FakeDriver:
             if self._is_running(name):
                 return
             live_xml = (self.config_dir / f"{name}.xml").read_text(encoding="utf-8")
-            mdevs = read_domain(live_xml).mdev_uuids
-            self._check_mdevs_usable(name, mdevs)
+            summary = read_domain(live_xml)
+            self._check_mdevs_usable(name, summary.mdev_uuids)
+            # The hooks get PCI hostdevs (variant-driver VFs) too: QEMU opens those as well.
+            devices = summary.held_devices
             self._write(self.run_dir / f"{name}.xml", live_xml)
             held = False
             try:
                 # QEMU opens the mdevs while it starts, before the guest counts as running.
                 if self._on_start is not None:
-                    self._on_start(mdevs)
+                    self._on_start(devices)
                 held = True
                 self._write_state(name, canonical_uuid(guest_uuid, "guest"), GuestState.RUNNING)
             except BaseException:
                 self._unlink(self.run_dir / f"{name}.xml")
                 if held and self._on_stop is not None:
-                    self._on_stop(mdevs)
+                    self._on_stop(devices)
                 raise
 
     def stop(self, guest_uuid: str) -> None:
@@ -137,7 +139,7 @@ class FakeDriver:
             name = self._name_of(guest_uuid)
             if not self._is_running(name):
                 return
-            held = read_domain(self._live_xml(name)).mdev_uuids
+            held = read_domain(self._live_xml(name)).held_devices
             # The state file goes first: once it is gone the guest is off, whatever follows.
             self._unlink(self.run_dir / f"{name}.json")
             self._unlink(self.run_dir / f"{name}.xml")
