@@ -8,6 +8,7 @@ strict (``additionalProperties: false``) so typos fail instead of being ignored.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -52,9 +53,21 @@ def parse(request: webob.Request, schema: dict[str, Any]) -> Any:
 
 
 def validate(data: Any, schema: dict[str, Any]) -> None:
-    try:
-        jsonschema.validate(data, schema, format_checker=FORMAT_CHECKER)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
+    # What jsonschema.validate does, minus re-checking the schema against its metaschema
+    # on every request (most of a claim's time): validators are built once per schema.
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
         place = f" at '{where}'" if where else ""
-        raise faults.bad_request(f"JSON does not validate: {exc.message}{place}") from exc
+        raise faults.bad_request(f"JSON does not validate: {error.message}{place}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_text: str) -> Any:
+    """A checked validator for one schema (keyed by its canonical text: handlers build
+    version-dependent schemas per request, equal in content)."""
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=FORMAT_CHECKER)

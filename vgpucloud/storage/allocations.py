@@ -23,17 +23,49 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, func, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, delete, func, insert, select, update
 
 from vgpucloud.errors import BadRequest, ConcurrentUpdate, NotFound
 from vgpucloud.placement import capacity
 from vgpucloud.placement.consumers import check_consumer_generation
 from vgpucloud.placement.models import Allocation, Consumer, ConsumerAllocationRequest, Inventory
 from vgpucloud.storage import tables as t
-from vgpucloud.storage.lookups import bump_generation, get_or_create, now, provider_row, rp
+from vgpucloud.storage.lookups import bump_generation, get_or_create_all, now, provider_row, rp
 
 alloc, cons, rc = t.allocations, t.consumers, t.resource_classes
 Key = tuple[int, int]  # (resource provider id, resource class id)
+
+# The claim path's statements, built once with bound parameters: on SQLite building a
+# statement costs several times more than running it, and a claim runs about ten.
+_PROVIDERS_BY_UUID = select(rp.c.id, rp.c.uuid, rp.c.generation).where(
+    rp.c.uuid.in_(bindparam("uuids", expanding=True)))
+_CLASS_IDS = select(rc.c.name, rc.c.id).where(rc.c.name.in_(bindparam("names", expanding=True)))
+_CONSUMERS_BY_UUID = select(cons).where(cons.c.uuid.in_(bindparam("uuids", expanding=True)))
+_OLD_ALLOCATIONS = (
+    select(alloc.c.consumer_id, alloc.c.resource_provider_id, alloc.c.resource_class_id,
+           alloc.c.used, rp.c.uuid, rp.c.generation)
+    .join(rp, rp.c.id == alloc.c.resource_provider_id)
+    .where(alloc.c.consumer_id.in_(bindparam("consumer_ids", expanding=True)))
+)
+_USED = (
+    select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
+           func.sum(alloc.c.used).label("used"))
+    .where(alloc.c.resource_provider_id.in_(bindparam("provider_ids", expanding=True)))
+    .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
+    .subquery("used")
+)
+_INVENTORIES_AND_USAGE = (
+    select(t.inventories, _USED.c.used)
+    .outerjoin(_USED, (_USED.c.resource_provider_id == t.inventories.c.resource_provider_id)
+               & (_USED.c.resource_class_id == t.inventories.c.resource_class_id))
+    .where(t.inventories.c.resource_provider_id.in_(bindparam("provider_ids", expanding=True)),
+           t.inventories.c.resource_class_id.in_(bindparam("class_ids", expanding=True)))
+)
+_INSERT_CONSUMER = insert(cons)
+_INSERT_ALLOCATION = insert(alloc)
+_DELETE_ALLOCATIONS = delete(alloc).where(alloc.c.consumer_id == bindparam("consumer_id"))
+_SWAP_CONSUMER = update(cons).where(cons.c.id == bindparam("c_id"),
+                                    cons.c.generation == bindparam("c_expected"))
 
 
 # --- reads -------------------------------------------------------------------------
@@ -154,9 +186,7 @@ def _check_unique_consumers(requests: Sequence[ConsumerAllocationRequest]) -> No
 def _read_plan(connection: Connection, requests: Sequence[ConsumerAllocationRequest]) -> _Plan:
     plan = _Plan()
     uuids = {p for r in requests for p in r.resources}
-    rows = connection.execute(
-        select(rp.c.id, rp.c.uuid, rp.c.generation).where(rp.c.uuid.in_(uuids))
-    ).all() if uuids else []
+    rows = connection.execute(_PROVIDERS_BY_UUID, {"uuids": sorted(uuids)}).all() if uuids else []
     provider_ids = {row.uuid: row.id for row in rows}
     plan.providers.update({row.id: (row.uuid, row.generation) for row in rows})
     for missing in sorted(uuids - provider_ids.keys()):
@@ -171,8 +201,7 @@ def _read_plan(connection: Connection, requests: Sequence[ConsumerAllocationRequ
             for name, amount in amounts.items()
         }
     consumer_rows = connection.execute(
-        select(cons).where(cons.c.uuid.in_([r.consumer_uuid for r in requests]))
-    )
+        _CONSUMERS_BY_UUID, {"uuids": [r.consumer_uuid for r in requests]})
     plan.consumers = {row.uuid: row for row in consumer_rows}
     _read_old(connection, plan)
     return plan
@@ -181,7 +210,7 @@ def _read_plan(connection: Connection, requests: Sequence[ConsumerAllocationRequ
 def _resource_class_ids(connection: Connection, names: set[str]) -> dict[str, int]:
     if not names:
         return {}
-    found = dict(connection.execute(select(rc.c.name, rc.c.id).where(rc.c.name.in_(names))).all())
+    found = dict(connection.execute(_CLASS_IDS, {"names": sorted(names)}).all())
     for missing in sorted(names - found.keys()):
         raise BadRequest(f"{capacity.ALLOCATE}No such resource class {missing}.")
     return found
@@ -192,12 +221,7 @@ def _read_old(connection: Connection, plan: _Plan) -> None:
     by_id = {row.id: uuid for uuid, row in plan.consumers.items()}
     if not by_id:
         return
-    rows = connection.execute(
-        select(alloc.c.consumer_id, alloc.c.resource_provider_id, alloc.c.resource_class_id,
-               alloc.c.used, rp.c.uuid, rp.c.generation)
-        .join(rp, rp.c.id == alloc.c.resource_provider_id)
-        .where(alloc.c.consumer_id.in_(by_id))
-    )
+    rows = connection.execute(_OLD_ALLOCATIONS, {"consumer_ids": sorted(by_id)})
     for row in rows:
         key = (row.resource_provider_id, row.resource_class_id)
         plan.old.setdefault(by_id[row.consumer_id], {})[key] = row.used
@@ -215,8 +239,7 @@ def _check_capacity(connection: Connection, plan: _Plan) -> None:
     if not amounts:
         return
     provider_ids = {key[0] for key in amounts}
-    inventories = _inventories(connection, provider_ids, plan.rc_names)
-    usage = usages(connection, provider_ids)
+    inventories, usage = _inventories_and_usage(connection, provider_ids, plan.rc_names)
     for key in sorted(amounts):
         provider_uuid = plan.providers[key[0]][0]
         capacity.check_allocation(
@@ -225,23 +248,23 @@ def _check_capacity(connection: Connection, plan: _Plan) -> None:
         )
 
 
-def _inventories(
+def _inventories_and_usage(
     connection: Connection, provider_ids: Iterable[int], rc_names: dict[int, str]
-) -> dict[Key, Inventory]:
-    inv = t.inventories
-    rows = connection.execute(
-        select(inv).where(
-            inv.c.resource_provider_id.in_(list(provider_ids)),
-            inv.c.resource_class_id.in_(list(rc_names)),
-        )
-    )
-    return {
-        (r.resource_provider_id, r.resource_class_id): Inventory(
+) -> tuple[dict[Key, Inventory], dict[Key, int]]:
+    """The inventories of these providers in these classes, and what is allocated from each
+    (by every consumer), in one query."""
+    rows = connection.execute(_INVENTORIES_AND_USAGE, {
+        "provider_ids": sorted(provider_ids), "class_ids": sorted(rc_names)})
+    inventories: dict[Key, Inventory] = {}
+    usage: dict[Key, int] = {}
+    for r in rows:
+        key = (r.resource_provider_id, r.resource_class_id)
+        inventories[key] = Inventory(
             rc_names[r.resource_class_id], r.total, r.reserved, r.min_unit, r.max_unit,
             r.step_size, float(r.allocation_ratio),
         )
-        for r in rows
-    }
+        usage[key] = int(r.used or 0)
+    return inventories, usage
 
 
 def usages(connection: Connection, provider_ids: Iterable[int]) -> dict[Key, int]:
@@ -263,25 +286,23 @@ def _write_consumer(
         if row is not None:
             _remove_consumer(connection, row)
         return
-    values: dict[str, Any] = {
-        "project_id": get_or_create(connection, t.projects, "external_id", request.project_id),
-        "user_id": get_or_create(connection, t.users, "external_id", request.user_id),
-        "updated_at": now(),
-    }
+    owners = [(t.projects, "external_id", request.project_id),
+              (t.users, "external_id", request.user_id)]
     if request.consumer_type is not None:
-        values["consumer_type_id"] = get_or_create(
-            connection, t.consumer_types, "name", request.consumer_type
-        )
+        owners.append((t.consumer_types, "name", request.consumer_type))
+    ids = get_or_create_all(connection, owners)
+    values: dict[str, Any] = {"project_id": ids[0], "user_id": ids[1], "updated_at": now()}
+    if request.consumer_type is not None:
+        values["consumer_type_id"] = ids[2]
     if row is None:
-        consumer_id = connection.execute(
-            insert(cons).values(uuid=request.consumer_uuid, generation=1, created_at=now(),
-                                **values)
-        ).inserted_primary_key[0]
+        consumer_id = connection.execute(_INSERT_CONSUMER, {
+            "uuid": request.consumer_uuid, "generation": 1, "created_at": now(), **values,
+        }).inserted_primary_key[0]
     else:
         consumer_id = row.id
         _swap_consumer_generation(connection, row, **values)
-        connection.execute(delete(alloc).where(alloc.c.consumer_id == row.id))
-    connection.execute(insert(alloc), [
+        connection.execute(_DELETE_ALLOCATIONS, {"consumer_id": row.id})
+    connection.execute(_INSERT_ALLOCATION, [
         {"consumer_id": consumer_id, "resource_provider_id": p, "resource_class_id": r,
          "used": used}
         for (p, r), used in sorted(new.items())
@@ -290,16 +311,14 @@ def _write_consumer(
 
 def _remove_consumer(connection: Connection, row: Row[Any]) -> None:
     _swap_consumer_generation(connection, row)
-    connection.execute(delete(alloc).where(alloc.c.consumer_id == row.id))
+    connection.execute(_DELETE_ALLOCATIONS, {"consumer_id": row.id})
     connection.execute(delete(cons).where(cons.c.id == row.id))
 
 
 def _swap_consumer_generation(connection: Connection, row: Row[Any], **values: Any) -> None:
     result = connection.execute(
-        update(cons)
-        .where(cons.c.id == row.id, cons.c.generation == row.generation)
-        .values(generation=row.generation + 1, **values)
-    )
+        _SWAP_CONSUMER.values(generation=row.generation + 1, **values),
+        {"c_id": row.id, "c_expected": row.generation})
     if result.rowcount != 1:
         raise ConcurrentUpdate(
             f"consumer generation conflict - consumer {row.uuid} changed after it was read at "

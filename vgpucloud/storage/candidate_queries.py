@@ -1,36 +1,31 @@
-"""The small, set-based queries that load an allocation-candidates ``Snapshot``.
+"""Loading the allocation-candidates ``Snapshot``: whole provider trees, set-based, and the
+checks of the names a request uses.
 
-Only trees that can matter are read, so the cost grows with the providers that can match,
-not with the size of the cloud::
+The snapshot itself is kept by ``storage.candidate_cache.CandidateReadModel`` and patched
+tree by tree; this module answers its one question - "load these trees" - with four
+queries per chunk of roots, all on indexed columns::
 
-    1. roots with room      providers with room for a requested class (index
-                            inventories(resource_class_id, resource_provider_id), usage
-                            summed over allocations(resource_provider_id, resource_class_id))
-    2. sharing anchors      for the sharing providers among them, the roots of every tree
-                            in one of their aggregates
-    3. in_tree roots        the trees ``in_tree`` names (an unknown one yields no candidates)
-    4. whole trees          providers, inventories with usage, traits and aggregates of those
-                            roots (index resource_providers(root_provider_id))
+    providers     resource_providers(root_provider_id)
+    inventories   joined to their class names, usage summed over allocations
+                  (resource_provider_id, resource_class_id)
+    traits        resource_provider_traits joined to traits
+    aggregates    resource_provider_aggregates joined to placement_aggregates
 
 Unknown resource classes and traits are refused with Placement's messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, literal, or_, select
+from sqlalchemy import Connection, func, select
 
 from vgpucloud.errors import BadRequest
 from vgpucloud.placement.candidates.request import CandidateRequest
-from vgpucloud.placement.candidates.snapshot import (
-    SHARING_TRAIT,
-    ProviderNode,
-    ResourceCapacity,
-    Snapshot,
-)
+from vgpucloud.placement.candidates.snapshot import ProviderNode, ResourceCapacity, Snapshot
 from vgpucloud.storage import tables as t
+from vgpucloud.storage.candidate_cache import CandidateReadModel
 
 rp = t.resource_providers
 inv = t.inventories
@@ -40,35 +35,24 @@ alloc = t.allocations
 _CHUNK = 2000
 
 
-def load_snapshot(connection: Connection, request: CandidateRequest) -> Snapshot:
-    class_ids = _class_ids(connection, request.resource_classes())
+def load_snapshot(connection: Connection, request: CandidateRequest,
+                  model: CandidateReadModel) -> Snapshot:
+    """The whole cloud as of this transaction, after checking the request's names."""
+    snapshot, class_ids = model.snapshot(connection, load_trees)
+    _check_classes(request.resource_classes(), class_ids)
     _check_traits(connection, _trait_names(request))
-    smallest: dict[int, int] = {}
-    for group in request.groups:
-        for rc, amount in group.resources.items():
-            rc_id = class_ids[rc]
-            smallest[rc_id] = min(amount, smallest.get(rc_id, amount))
-    with_room = _providers_with_room(connection, smallest)
-    roots = set(with_room.values())
-    sharing = _sharing_providers(connection) & set(with_room)
-    roots |= _anchor_roots(connection, sharing)
-    roots |= _in_tree_roots(connection, {g.in_tree for g in request.groups if g.in_tree})
-    return Snapshot(_trees(connection, roots), cloud_has_nested=_cloud_has_nested(connection))
+    return snapshot
 
 
 # --- validation ---------------------------------------------------------------------------
 
 
-def _class_ids(connection: Connection, names: Collection[str]) -> dict[str, int]:
-    rc = t.resource_classes
-    found = dict(connection.execute(
-        select(rc.c.name, rc.c.id).where(rc.c.name.in_(sorted(names)))).all())
-    missing = sorted(set(names) - set(found))
+def _check_classes(names: Collection[str], class_ids: Mapping[str, int]) -> None:
+    missing = sorted(set(names) - class_ids.keys())
     if missing:
         raise BadRequest(
             "Invalid resource class in resources parameter: No such resource class "
             f"{', '.join(missing)}. Create it first with PUT /resource_classes/{missing[0]}.")
-    return found
 
 
 def _trait_names(request: CandidateRequest) -> set[str]:
@@ -91,71 +75,11 @@ def _check_traits(connection: Connection, names: Collection[str]) -> None:
             f"PUT /traits/{missing[0]}.")
 
 
-# --- which trees can matter ---------------------------------------------------------------
-
-
-def _providers_with_room(connection: Connection, smallest: dict[int, int]) -> dict[int, int]:
-    """provider id -> root id, for providers with room for the smallest amount asked of one
-    of their classes."""
-    if not smallest:
-        return {}
-    usage = (select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
-                    func.sum(alloc.c.used).label("used"))
-             .where(alloc.c.resource_class_id.in_(list(smallest)))
-             .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
-             .subquery("usage"))
-    room = (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio - func.coalesce(usage.c.used,
-                                                                                   0)
-    query = (
-        select(inv.c.resource_provider_id, rp.c.root_provider_id)
-        .select_from(
-            inv.join(rp, rp.c.id == inv.c.resource_provider_id)
-            .outerjoin(usage, and_(usage.c.resource_provider_id == inv.c.resource_provider_id,
-                                   usage.c.resource_class_id == inv.c.resource_class_id)))
-        .where(or_(*(and_(inv.c.resource_class_id == rc_id, room >= amount)
-                     for rc_id, amount in smallest.items())))
-    )
-    return dict(connection.execute(query).all())
-
-
-def _sharing_providers(connection: Connection) -> set[int]:
-    rpt, tr = t.resource_provider_traits, t.traits
-    query = (select(rpt.c.resource_provider_id)
-             .select_from(rpt.join(tr, tr.c.id == rpt.c.trait_id))
-             .where(tr.c.name == SHARING_TRAIT))
-    return set(connection.execute(query).scalars())
-
-
-def _anchor_roots(connection: Connection, sharing: set[int]) -> set[int]:
-    """Roots of every tree that has a provider in an aggregate of a sharing provider."""
-    mine = t.resource_provider_aggregates.alias("mine")
-    theirs = t.resource_provider_aggregates.alias("theirs")
-    roots: set[int] = set()
-    for chunk in _chunks(sharing):
-        query = (select(rp.c.root_provider_id).distinct()
-                 .select_from(mine.join(theirs, theirs.c.aggregate_id == mine.c.aggregate_id)
-                              .join(rp, rp.c.id == theirs.c.resource_provider_id))
-                 .where(mine.c.resource_provider_id.in_(chunk)))
-        roots |= set(connection.execute(query).scalars())
-    return roots
-
-
-def _in_tree_roots(connection: Connection, uuids: set[str]) -> set[int]:
-    if not uuids:
-        return set()
-    query = select(rp.c.root_provider_id).where(rp.c.uuid.in_(sorted(uuids)))
-    return set(connection.execute(query).scalars())
-
-
-def _cloud_has_nested(connection: Connection) -> bool:
-    query = select(literal(1)).where(rp.c.parent_provider_id.is_not(None)).limit(1)
-    return connection.execute(query).first() is not None
-
-
 # --- loading whole trees ------------------------------------------------------------------
 
 
-def _trees(connection: Connection, roots: set[int]) -> list[ProviderNode]:
+def load_trees(connection: Connection, roots: set[int]) -> list[ProviderNode]:
+    """Every provider of the trees rooted at ``roots``."""
     nodes: list[ProviderNode] = []
     for chunk in _chunks(roots):
         nodes += _load_chunk(connection, chunk)

@@ -3,6 +3,10 @@
 - SQLite (one machine): WAL so readers never block the writer, foreign keys on, a busy
   timeout, and ``BEGIN IMMEDIATE`` for write transactions so two writers queue on the
   lock instead of one failing with ``SQLITE_BUSY`` when it upgrades a stale read snapshot.
+  ``synchronous=NORMAL``, SQLite's recommended setting with WAL: a commit does not wait for
+  an fsync (the WAL is synced at checkpoints), so a process crash loses nothing and the
+  file is never corrupted, while a power cut or OS crash may roll back the last
+  transactions committed before it. ``FULL`` would make every claim wait for the disk.
 - PostgreSQL through psycopg 3: ``postgresql://`` is accepted and mapped to
   ``postgresql+psycopg://``.
 - MariaDB/MySQL through PyMySQL: ``mysql://`` and ``mariadb://`` are mapped to

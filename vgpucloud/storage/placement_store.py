@@ -36,6 +36,7 @@ from vgpucloud.storage import (
     usages,
 )
 from vgpucloud.storage import inventories as inventory_rows
+from vgpucloud.storage.candidate_cache import CandidateReadModel
 from vgpucloud.storage.engine import create_engine
 from vgpucloud.storage.tx import transaction
 
@@ -43,6 +44,7 @@ from vgpucloud.storage.tx import transaction
 class SqlPlacementStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.candidate_model = CandidateReadModel()  # validated on every request
 
     @classmethod
     def from_url(cls, url: str) -> SqlPlacementStore:
@@ -221,4 +223,4 @@ class SqlPlacementStore:
 
     def candidate_snapshot(self, request: CandidateRequest) -> Snapshot:
         with self._read() as c:
-            return candidate_queries.load_snapshot(c, request)
+            return candidate_queries.load_snapshot(c, request, self.candidate_model)

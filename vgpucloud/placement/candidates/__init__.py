@@ -4,7 +4,8 @@
 ``combine`` the two halves of the algorithm, ``engine.find_candidates`` the entry point.
 """
 
-from vgpucloud.placement.candidates.engine import Candidate, CandidateResult, find_candidates
+from vgpucloud.placement.candidates.combine import Candidate
+from vgpucloud.placement.candidates.engine import CandidateResult, find_candidates
 from vgpucloud.placement.candidates.request import (
     CandidateRequest,
     GenerationPolicy,

@@ -16,74 +16,128 @@ The product is a depth-first walk that prunes as soon as a partial combination b
 a provider has left, or past its ``max_unit``). Both rules only get stricter as groups
 are added, so pruning never loses a candidate; it only skips work. ``same_subtree`` is
 checked on whole combinations.
+
+Each pick already fits its providers on its own (``groups``), so capacity is only
+re-checked when a pick lands on a provider an earlier pick of the combination also
+uses - rare outside ``group_policy=none`` - and the walk remembers that it happened
+(``Candidate.shared``) so that consumers of the candidate know its amounts add up.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from vgpucloud.placement.candidates.groups import Pick
 from vgpucloud.placement.candidates.request import ISOLATE, CandidateRequest
 from vgpucloud.placement.candidates.snapshot import Snapshot
 
-Combination = tuple[Pick, ...]
+NOWHERE: frozenset[int] = frozenset()
 
 
-def tree_combinations(snapshot: Snapshot, request: CandidateRequest,
-                      picks_by_group: Sequence[Sequence[Pick]]) -> Iterator[Combination]:
-    """Valid combinations for one tree, generated on demand."""
-    granular = [group.same_provider for group in request.groups]
-    isolate = request.group_policy == ISOLATE
-    subtrees = [[i for i, group in enumerate(request.groups) if group.suffix in names]
-                for names in request.same_subtree]
-    chosen: list[Pick] = []
-    used_granular: set[int] = set()
-    taken: dict[tuple[int, str], int] = {}
-    depth = len(picks_by_group)
+class Candidate(NamedTuple):
+    """One allocation request: one pick per request group, in request order.
 
-    def walk(level: int) -> Iterator[Combination]:
-        if level == depth:
-            if all(_one_subtree(snapshot, chosen, members) for members in subtrees):
-                yield tuple(chosen)
-            return
-        for pick in picks_by_group[level]:
-            (provider,) = pick.providers if isolate and granular[level] else (None,)
-            if provider is not None and provider in used_granular:
-                continue
-            if not _take(snapshot, taken, pick):
-                continue
-            if provider is not None:
-                used_granular.add(provider)
-            chosen.append(pick)
-            yield from walk(level + 1)
-            chosen.pop()
-            _give_back(taken, pick)
-            if provider is not None:
-                used_granular.discard(provider)
+    ``allocations`` (what to claim from which provider) and ``mappings`` (which provider
+    satisfied which group, microversion 1.34) are derived on demand: most candidates are
+    rendered straight from their picks and never need them as dicts.
+    """
 
-    return walk(0)
+    picks: tuple[Pick, ...]
+    suffixes: tuple[str, ...]
+    shared: bool  # two picks take from one provider: their amounts add up
+    anchor: int  # the root of the tree it was found for
+
+    @property
+    def allocations(self) -> dict[int, dict[str, int]]:
+        """provider id -> resource class -> amount, providers in the order groups first
+        used them."""
+        allocations: dict[int, dict[str, int]] = {}
+        for pick in self.picks:
+            for pid, rc, amount in pick.amounts:
+                resources = allocations.setdefault(pid, {})
+                resources[rc] = resources.get(rc, 0) + amount
+        return allocations
+
+    @property
+    def mappings(self) -> dict[str, tuple[int, ...]]:
+        """group suffix -> provider ids, in request group order."""
+        return {suffix: pick.members
+                for suffix, pick in zip(self.suffixes, self.picks, strict=True)}
 
 
-def _take(snapshot: Snapshot, taken: dict[tuple[int, str], int], pick: Pick) -> bool:
-    """Add ``pick`` to the running totals if every provider still has room for the sum."""
-    for index, (pid, rc, amount) in enumerate(pick.amounts):
-        total = taken.get((pid, rc), 0) + amount
+class Rules(NamedTuple):
+    """What the walk needs from the request, worked out once per request."""
+
+    suffixes: tuple[str, ...]
+    separate: tuple[bool, ...]  # per group: must not share a provider with another such
+    subtrees: tuple[tuple[int, ...], ...]  # group indexes that must share one subtree
+
+    @classmethod
+    def of(cls, request: CandidateRequest) -> Rules:
+        isolate = request.group_policy == ISOLATE
+        return cls(
+            tuple(group.suffix for group in request.groups),
+            tuple(isolate and group.same_provider for group in request.groups),
+            tuple(tuple(i for i, group in enumerate(request.groups) if group.suffix in names)
+                  for names in request.same_subtree))
+
+
+def tree_combinations(snapshot: Snapshot, rules: Rules, anchor: int,
+                      picks_by_group: Sequence[Sequence[Pick]]) -> Iterator[list[Candidate]]:
+    """Valid combinations for the tree rooted at ``anchor``, generated on demand, in
+    batches: the candidates that differ only in the last group's pick come out together
+    (one list per prefix), which keeps the per-candidate work of the walk small."""
+    return _walk(_Tree(snapshot, rules, anchor, picks_by_group), 0, (), NOWHERE, NOWHERE,
+                 False)
+
+
+class _Tree(NamedTuple):
+    snapshot: Snapshot
+    rules: Rules
+    anchor: int
+    picks_by_group: Sequence[Sequence[Pick]]
+
+
+# A module-level function, not a closure: a nested generator that calls itself through its
+# own cell is a reference cycle, which would keep every pick of the request alive until
+# the cyclic garbage collector ran (and made it scan them all).
+def _walk(tree: _Tree, level: int, prefix: tuple[Pick, ...], occupied: frozenset[int],
+          isolated: frozenset[int], shared: bool) -> Iterator[list[Candidate]]:
+    """Extend ``prefix`` (one pick for each group before ``level``) in every valid way;
+    ``occupied`` are the providers it uses, ``isolated`` those used by isolated groups."""
+    snapshot, (suffixes, separate, subtrees), anchor, picks_by_group = tree
+    alone, last = separate[level], level == len(picks_by_group) - 1
+    batch: list[Candidate] = []
+    for pick in picks_by_group[level]:
+        providers = pick.providers
+        if alone and not isolated.isdisjoint(providers):
+            continue
+        overlap = not occupied.isdisjoint(providers)
+        if overlap and not _fits_with(snapshot, prefix, pick):
+            continue
+        picks = (*prefix, pick)
+        if not last:
+            yield from _walk(tree, level + 1, picks, occupied | providers,
+                             isolated | providers if alone else isolated, shared or overlap)
+        elif not subtrees or all(_one_subtree(snapshot, picks, members)
+                                 for members in subtrees):
+            batch.append(Candidate(picks, suffixes, shared or overlap, anchor))
+    if batch:
+        yield batch
+
+
+def _fits_with(snapshot: Snapshot, chosen: Sequence[Pick], pick: Pick) -> bool:
+    """Whether every provider still has room for ``pick`` on top of the chosen picks."""
+    for pid, rc, amount in pick.amounts:
+        total = amount + sum(earlier_amount for earlier in chosen
+                             for earlier_pid, earlier_rc, earlier_amount in earlier.amounts
+                             if earlier_pid == pid and earlier_rc == rc)
         inventory = snapshot.providers[pid].resources[rc]
         if inventory.used + total > inventory.capacity or total > inventory.max_unit:
-            _give_back(taken, pick, upto=index)
             return False
-        taken[(pid, rc)] = total
     return True
-
-
-def _give_back(taken: dict[tuple[int, str], int], pick: Pick, upto: int | None = None) -> None:
-    for pid, rc, amount in pick.amounts[:upto]:
-        left = taken[(pid, rc)] - amount
-        if left:
-            taken[(pid, rc)] = left
-        else:
-            del taken[(pid, rc)]
 
 
 def _one_subtree(snapshot: Snapshot, chosen: Sequence[Pick], members: Sequence[int]) -> bool:
@@ -97,19 +151,20 @@ def _one_subtree(snapshot: Snapshot, chosen: Sequence[Pick], members: Sequence[i
     return bool(common & providers)
 
 
-def interleave(trees: Sequence[Iterator[Combination]], strategy: str
-               ) -> Iterator[Combination]:
+def interleave(trees: Iterable[Iterator[list[Candidate]]], strategy: str
+               ) -> Iterator[Candidate]:
     """``depth-first``: tree after tree. ``breadth-first``: one from each tree in turn, so a
     capped result spreads over as many hosts as possible."""
+    flat = itertools.chain.from_iterable
     if strategy == "depth-first":
-        return itertools.chain.from_iterable(trees)
+        return flat(flat(trees))
     if strategy == "breadth-first":
-        return _round_robin(trees)
+        return _round_robin([flat(tree) for tree in trees])
     raise ValueError(f"unknown allocation_candidates_generation_strategy {strategy!r}; "
                      "use depth-first or breadth-first")
 
 
-def _round_robin(trees: Sequence[Iterator[Combination]]) -> Iterator[Combination]:
+def _round_robin(trees: Iterable[Iterator[Candidate]]) -> Iterator[Candidate]:
     active = list(trees)
     while active:
         still = []

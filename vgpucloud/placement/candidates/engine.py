@@ -3,24 +3,30 @@
 Read top to bottom, it is the whole algorithm::
 
     1. anchors allowed by root_required          (roots with / without some traits)
-    2. picks of every group, keyed by anchor     (groups.py)
+    2. tree by tree, in anchor order, the picks of every group   (groups.py)
     3. for the anchors every group can serve, combinations of one pick per group,
        pruned by group_policy and capacity, filtered by same_subtree (combine.py),
        generated lazily tree by tree (depth-first) or round-robin (breadth-first)
-    4. consolidate each combination into allocations, drop duplicates, and stop as soon
-       as ``limit`` (or ``max_allocation_candidates``) candidates are in hand
+    4. drop duplicates (only sharing providers make them), and stop as soon as
+       ``limit`` (or ``max_allocation_candidates``) candidates are in hand
     5. provider summaries: every provider of the trees the candidates use
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 import random
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
 
-from vgpucloud.placement.candidates.combine import Combination, interleave, tree_combinations
-from vgpucloud.placement.candidates.groups import AnchorFilter, GroupPicks, picks_for_group
+from vgpucloud.placement.candidates.combine import (
+    Candidate,
+    Rules,
+    interleave,
+    tree_combinations,
+)
+from vgpucloud.placement.candidates.groups import GroupPicks, Pick
 from vgpucloud.placement.candidates.request import (
     DEFAULT_POLICY,
     CandidateRequest,
@@ -28,15 +34,10 @@ from vgpucloud.placement.candidates.request import (
 )
 from vgpucloud.placement.candidates.snapshot import ProviderNode, Snapshot
 
+__all__ = ["Candidate", "CandidateResult", "find_candidates"]
 
-class Candidate(NamedTuple):
-    """One allocation request: what to claim from which provider, and which provider
-    satisfied which group (``mappings``, microversion 1.34)."""
-
-    # provider id -> resource class -> amount, providers in the order groups first used them
-    allocations: dict[int, dict[str, int]]
-    # group suffix -> provider ids, in request group order
-    mappings: dict[str, tuple[int, ...]]
+_PICKS = operator.attrgetter("picks")
+_ANCHOR = operator.attrgetter("anchor")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,73 +48,94 @@ class CandidateResult:
 
 def find_candidates(snapshot: Snapshot, request: CandidateRequest,
                     policy: GenerationPolicy = DEFAULT_POLICY) -> CandidateResult:
-    picks = [picks_for_group(snapshot, group, _anchor_filter(snapshot, request))
-             for group in request.groups]
-    if not picks or not all(picks):
-        return CandidateResult([], [])
-    combinations = interleave(
-        [tree_combinations(snapshot, request, [group[anchor] for group in picks])
-         for anchor in _common_anchors(picks)],
-        policy.strategy)
-    generated = _collect(snapshot, request, policy, combinations)
+    groups = [GroupPicks(snapshot, group) for group in request.groups]
+    rules = Rules.of(request)
+    trees = (tree_combinations(snapshot, rules, anchor, picks)
+             for anchor, picks in _picks_by_tree(snapshot, request, groups))
+    generated = _collect(snapshot, request, policy, interleave(trees, policy.strategy))
     chosen = _limit(generated, request.limit, policy.randomize)
     return CandidateResult(chosen, _summaries(snapshot, request, generated, chosen))
 
 
-def _anchor_filter(snapshot: Snapshot, request: CandidateRequest) -> AnchorFilter:
+def _picks_by_tree(snapshot: Snapshot, request: CandidateRequest, groups: list[GroupPicks]
+                   ) -> Iterator[tuple[int, list[list[Pick]]]]:
+    """For each anchor, in id order, the picks of every group - when every group has some."""
+    for anchor in _candidate_anchors(snapshot, request, groups):
+        picks = []
+        for group in groups:
+            found = group.on(anchor)
+            if not found:
+                break
+            picks.append(found)
+        else:
+            yield anchor, picks
+
+
+def _candidate_anchors(snapshot: Snapshot, request: CandidateRequest,
+                       groups: list[GroupPicks]) -> list[int]:
+    """Roots allowed by ``root_required`` where every group might find something."""
+    if not groups:
+        return []
+    anchors: set[int] | None = None
+    for group in groups:
+        possible = group.anchors()
+        if possible is not None:
+            anchors = possible if anchors is None else anchors & possible
+    if anchors is None:
+        anchors = set(snapshot.roots())
     wanted = request.root_required
-    if not (wanted.required or wanted.forbidden or wanted.any_of):
-        return lambda anchor: True
-    return lambda anchor: wanted.matches(snapshot.providers[anchor].traits)
-
-
-def _common_anchors(picks: list[GroupPicks]) -> list[int]:
-    return sorted(set(picks[0]).intersection(*picks[1:]))
+    if wanted.required or wanted.forbidden or wanted.any_of:
+        anchors = {anchor for anchor in anchors
+                   if wanted.matches(snapshot.providers[anchor].traits)}
+    return sorted(anchors)
 
 
 def _collect(snapshot: Snapshot, request: CandidateRequest, policy: GenerationPolicy,
-             combinations: Iterator[Combination]) -> list[Candidate]:
+             candidates: Iterator[Candidate]) -> list[Candidate]:
     """Unique candidates in generation order, stopping early when the caller can't use more.
 
     ``max_allocation_candidates`` counts unique candidates before anything else is
     dropped, as in Placement; ``limit`` counts what is returned, so without randomising
     we stop the moment we have ``limit`` of them.
     """
-    suffixes = [group.suffix for group in request.groups]
-    one_per_tree = not request.nested_aware and snapshot.cloud_has_nested
+    if snapshot.has_sharing:
+        candidates = _unique(candidates)
     stop_at = request.limit if request.limit and not policy.randomize else None
-    # Placement tells candidates apart by (allocations, mappings). Picks are interned per
-    # group and two different picks of one group differ in mapping or in what they give,
-    # so the identities of the picks are that key, without building it.
-    seen: set[tuple[int, ...]] = set()
+    # The cap is checked after a candidate is counted, so 0 behaves like 1.
+    cap = max(policy.max_candidates, 1) if policy.max_candidates >= 0 else None
+    if request.nested_aware or not snapshot.cloud_has_nested:
+        # Nothing is dropped after generation: both bounds count the same candidates.
+        bounds = [bound for bound in (stop_at, cap) if bound is not None]
+        return list(itertools.islice(candidates, min(bounds) if bounds else None))
     kept: list[Candidate] = []
-    for combination in combinations:
-        key = tuple(map(id, combination))
-        if key in seen:
-            continue
-        seen.add(key)
-        allocations = _consolidate(combination)
-        if not one_per_tree or _one_provider_per_tree(snapshot, allocations):
-            kept.append(Candidate(allocations, {
-                suffix: pick.members
-                for suffix, pick in zip(suffixes, combination, strict=True)}))
-        if 0 <= policy.max_candidates <= len(seen) or (stop_at and len(kept) >= stop_at):
+    for generated, candidate in enumerate(candidates, 1):
+        if _one_provider_per_tree(snapshot, candidate):
+            kept.append(candidate)
+        if generated == cap or (stop_at and len(kept) >= stop_at):
             break
     return kept
 
 
-def _consolidate(combination: Combination) -> dict[int, dict[str, int]]:
-    allocations: dict[int, dict[str, int]] = {}
-    for pick in combination:
-        for pid, rc, amount in pick.amounts:
-            resources = allocations.setdefault(pid, {})
-            resources[rc] = resources.get(rc, 0) + amount
-    return allocations
+def _unique(candidates: Iterable[Candidate]) -> Iterator[Candidate]:
+    """Drop repeats: a sharing provider's pick is offered to every tree it serves, so one
+    combination can come from two trees.
+
+    Placement tells candidates apart by (allocations, mappings). Picks are interned per
+    group and two different picks of one group differ in mapping or in what they give,
+    so the identities of the picks are that key, without building it.
+    """
+    seen: set[tuple[int, ...]] = set()
+    for candidate in candidates:
+        key = tuple(map(id, candidate.picks))
+        if key not in seen:
+            seen.add(key)
+            yield candidate
 
 
-def _one_provider_per_tree(snapshot: Snapshot, allocations: dict[int, dict[str, int]]) -> bool:
-    roots = {snapshot.providers[pid].root_id for pid in allocations}
-    return len(roots) == len(allocations)
+def _one_provider_per_tree(snapshot: Snapshot, candidate: Candidate) -> bool:
+    providers = candidate.allocations
+    roots = {snapshot.providers[pid].root_id for pid in providers}
+    return len(roots) == len(providers)
 
 
 def _limit(candidates: list[Candidate], limit: int | None, randomize: bool) -> list[Candidate]:
@@ -129,11 +151,22 @@ def _summaries(snapshot: Snapshot, request: CandidateRequest, generated: list[Ca
                chosen: list[Candidate]) -> list[ProviderNode]:
     """Every provider of the trees the returned candidates take resources from; before
     1.29 in a nested cloud, only the providers the generated candidates name."""
-    roots = sorted({snapshot.providers[pid].root_id
-                    for candidate in chosen for pid in candidate.allocations})
+    roots = sorted(_roots_used(snapshot, chosen))
     if request.nested_aware or not snapshot.cloud_has_nested:
         return [node for root in roots for node in snapshot.tree_of(root)]
-    named = {pid for candidate in generated for pid in candidate.allocations}
+    named = {pid for candidate in generated for pick in candidate.picks
+             for pid, _rc, _amount in pick.amounts}
     wanted_roots = set(roots)
     return [snapshot.providers[pid] for pid in sorted(named)
             if snapshot.providers[pid].root_id in wanted_roots]
+
+
+def _roots_used(snapshot: Snapshot, candidates: list[Candidate]) -> set[int]:
+    if not snapshot.has_sharing:  # then every provider of a candidate is in its tree
+        return set(map(_ANCHOR, candidates))
+    # Candidates repeat the same few picks: look each distinct pick up once (C loops).
+    picks = list(itertools.chain.from_iterable(map(_PICKS, candidates)))
+    distinct = dict(zip(map(id, picks), picks, strict=True)).values()
+    # Providers that give resources: a resourceless group's provider alone does not count.
+    providers = {pid for pick in distinct for pid, _rc, _amount in pick.amounts}
+    return {snapshot.providers[pid].root_id for pid in providers}

@@ -1,4 +1,4 @@
-"""Every way one request group can be satisfied, keyed by the tree (anchor) it serves.
+"""Every way one request group can be satisfied, tree (anchor) by tree, computed on demand.
 
 A host with two pGPUs and a shared disk::
 
@@ -8,7 +8,7 @@ A host with two pGPUs and a shared disk::
     nfs                DISK_GB 2000, MISC_SHARES_VIA_AGGREGATE, aggregate A
 
 - ``resources1=VGPU:1&required1=CUSTOM_NVIDIA_11`` (suffixed: one provider does it all)
-  gives ``{cn1: [Pick(cn1_pci_84)]}``.
+  gives, on ``cn1``, ``[Pick(cn1_pci_84)]``.
 - ``resources=VCPU:1,DISK_GB:10`` (unsuffixed: one provider per resource class, any
   provider of the tree or a sharing provider anchored to it) gives
   ``{cn1: [Pick(VCPU from cn1, DISK_GB from nfs)]}``; ``nfs`` alone cannot serve VCPU, so
@@ -24,19 +24,23 @@ Rules, as Placement applies them:
   providers that contribute resources, and none of those may have a forbidden trait.
 - ``in_tree`` keeps a group inside one tree (and off sharing providers elsewhere); it is
   ignored by a resourceless group, exactly as Placement does.
+
+Picks are computed for one tree at a time, when the engine reaches it: with ``limit`` it
+stops after the first trees, and the providers of the others are never looked at. A pick
+that can serve several trees (it uses a sharing provider) is one object wherever it
+appears, so that candidates can be told apart by the identity of their picks
+(``engine._unique``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from vgpucloud.placement.candidates.request import RequestGroup
 from vgpucloud.placement.candidates.snapshot import ProviderNode, Snapshot
 from vgpucloud.placement.models import AggregateQuery
-
-AnchorFilter = Callable[[int], bool]
 
 
 class Pick(NamedTuple):
@@ -48,111 +52,118 @@ class Pick(NamedTuple):
     members: tuple[int, ...]  # ``providers`` sorted, ready for rendering
 
 
-# anchor root id -> the group's picks for that tree
-GroupPicks = dict[int, list[Pick]]
+class GroupPicks:
+    """The picks of one request group, tree by tree."""
+
+    def __init__(self, snapshot: Snapshot, group: RequestGroup) -> None:
+        self.snapshot = snapshot
+        self.group = group
+        self.tree = _tree_root(snapshot, group)
+        self.amounts = tuple(group.resources.items())
+        self.check_traits = bool(group.traits.all_names())
+        self.check_aggregates = bool(group.member_of.any_of or group.member_of.forbidden)
+        # One Pick object per choice of providers, wherever it appears (engine._unique).
+        self._interned: dict[tuple[int, ...], Pick] = {}
+
+    def anchors(self) -> set[int] | None:
+        """Every anchor that might have picks (a superset), or None for "any tree"."""
+        if self.group.in_tree is not None and self.tree is None:
+            return set()  # an unknown in_tree provider: no candidates (not an error)
+        if not self.amounts:
+            return None
+        first_rc = self.amounts[0][0]
+        found = set(self.snapshot.roots_with_class(first_rc))
+        for provider in self.snapshot.sharing_with_class(first_rc):
+            found |= self.snapshot.anchors(provider.id)
+        return found
+
+    def on(self, anchor: int) -> list[Pick]:
+        """The group's picks for the tree rooted at ``anchor``, in Placement's order."""
+        if self.group.same_provider:
+            return self._single_provider_picks(anchor)
+        return self._spread_picks(anchor)
+
+    # --- suffixed groups: one provider -------------------------------------------------
+
+    def _single_provider_picks(self, anchor: int) -> list[Pick]:
+        if not self.amounts:  # resourceless: any provider of the tree, by traits/aggregates
+            return [self._pick((provider.id,))
+                    for provider in self.snapshot.reachable_from(anchor)
+                    if self._own_traits_and_aggregates_match(provider)]
+        (first_rc, first_amount), *rest = self.amounts
+        tree, sharing = self.tree, self.snapshot.has_sharing
+        picks = []
+        for provider in self.snapshot.reachable_with_class(anchor, first_rc):
+            if not (provider.resources[first_rc].fits(first_amount)
+                    and (tree is None or provider.root_id == tree)
+                    and (not rest or _has_room(provider, rest))
+                    and self._own_traits_and_aggregates_match(provider)):
+                continue
+            if sharing and provider.shares:
+                picks.append(self._pick((provider.id,)))
+            else:  # on this tree only: no need to intern it
+                pid = provider.id
+                picks.append(Pick(tuple([(pid, rc, amount) for rc, amount in self.amounts]),
+                                  frozenset((pid,)), (pid,)))
+        return picks
+
+    def _own_traits_and_aggregates_match(self, provider: ProviderNode) -> bool:
+        group = self.group
+        return ((not self.check_traits or group.traits.matches(provider.traits))
+                and (not self.check_aggregates
+                     or group.member_of.matches(provider.aggregates)))
+
+    # --- the unsuffixed group: one provider per resource class ---------------------------
+
+    def _spread_picks(self, anchor: int) -> list[Pick]:
+        if not self.amounts:
+            return []
+        everywhere = not (self.check_aggregates or self.tree is not None)
+        by_class = [[provider.id
+                     for provider in self.snapshot.reachable_with_class(anchor, rc)
+                     if provider.resources[rc].fits(amount)
+                     and (everywhere or self._may_supply(provider, anchor))]
+                    for rc, amount in self.amounts]
+        picks = []
+        for chosen in itertools.product(*by_class):
+            if (not self.check_traits or chosen in self._interned
+                    or _traits_met(self.snapshot, self.group, chosen)):
+                picks.append(self._pick(chosen))
+        return picks
+
+    def _may_supply(self, provider: ProviderNode, anchor: int) -> bool:
+        """Whether ``provider`` may give resources to the tree rooted at ``anchor``; always,
+        without ``member_of`` and ``in_tree``."""
+        aggregates, root = self.group.member_of, self.snapshot.providers[anchor]
+        if self.tree is not None and provider.root_id != self.tree:
+            return False
+        if provider.root_id != anchor and not (self.tree is None
+                                               and _in_all(aggregates, provider)):
+            return False  # a sharing provider of another tree
+        return ((_in_all(aggregates, provider) or _in_all(aggregates, root))
+                and not (_in_forbidden(aggregates, provider)
+                         or _in_forbidden(aggregates, root)))
+
+    def _pick(self, chosen: tuple[int, ...]) -> Pick:
+        """The one Pick object for these providers (one for the whole suffixed group, or
+        one per class of the unsuffixed group)."""
+        pick = self._interned.get(chosen)
+        if pick is None:
+            per_class = chosen * len(self.amounts) if self.group.same_provider else chosen
+            pick = self._interned[chosen] = Pick(
+                tuple([(pid, rc, amount)
+                       for pid, (rc, amount) in zip(per_class, self.amounts, strict=True)]),
+                frozenset(chosen), chosen if len(chosen) == 1 else tuple(sorted(set(chosen))))
+        return pick
 
 
-def picks_for_group(snapshot: Snapshot, group: RequestGroup, anchor_ok: AnchorFilter
-                    ) -> GroupPicks:
-    """All picks of ``group``; an empty dict when it cannot be satisfied anywhere."""
-    if group.in_tree is not None and snapshot.by_uuid(group.in_tree) is None:
-        return {}  # an unknown in_tree provider: no candidates (not an error)
-    if group.same_provider:
-        return _single_provider_picks(snapshot, group, anchor_ok)
-    return _spread_picks(snapshot, group, anchor_ok)
-
-
-# --- suffixed groups: one provider ---------------------------------------------------------
-
-
-def _single_provider_picks(snapshot: Snapshot, group: RequestGroup, anchor_ok: AnchorFilter
-                           ) -> GroupPicks:
-    picks: GroupPicks = {}
-    for provider in _providers_for_whole_group(snapshot, group):
-        if not (group.traits.matches(provider.traits)
-                and group.member_of.matches(provider.aggregates)):
-            continue
-        pick = Pick(tuple((provider.id, rc, amount) for rc, amount in group.resources.items()),
-                    frozenset((provider.id,)), (provider.id,))
-        for anchor in _anchors_of(snapshot, provider):
-            if anchor_ok(anchor):
-                picks.setdefault(anchor, []).append(pick)
-    return picks
-
-
-def _providers_for_whole_group(snapshot: Snapshot, group: RequestGroup
-                               ) -> Iterable[ProviderNode]:
-    if not group.resources:
-        return snapshot.providers.values()
-    tree = _tree_root(snapshot, group)
-    (first_rc, first_amount), *rest = group.resources.items()
-    return [
-        provider for provider in snapshot.with_class(first_rc)
-        if (tree is None or provider.root_id == tree)
-        and provider.resources[first_rc].fits(first_amount)
-        and all(rc in provider.resources and provider.resources[rc].fits(amount)
-                for rc, amount in rest)
-    ]
-
-
-def _anchors_of(snapshot: Snapshot, provider: ProviderNode) -> list[int]:
-    """Its own root first, then (for a sharing provider) every other tree it serves."""
-    anchors = [provider.root_id]
-    if provider.shares:
-        anchors += sorted(snapshot.anchors(provider.id) - {provider.root_id})
-    return anchors
-
-
-# --- the unsuffixed group: one provider per resource class -------------------------------
-
-
-def _spread_picks(snapshot: Snapshot, group: RequestGroup, anchor_ok: AnchorFilter
-                  ) -> GroupPicks:
-    by_class = [_suppliers(snapshot, group, rc, amount, anchor_ok)
-                for rc, amount in group.resources.items()]
-    if not by_class:
-        return {}
-    anchors = set(by_class[0]).intersection(*by_class[1:])
-    amounts = list(group.resources.items())
-    picks: GroupPicks = {}
-    # One Pick object per distinct choice, shared by every anchor it serves, so that
-    # candidates can be told apart by the identity of their picks (see engine._collect).
-    interned: dict[tuple[int, ...], Pick] = {}
-    for anchor in sorted(anchors):
-        for chosen in itertools.product(*(suppliers[anchor] for suppliers in by_class)):
-            if chosen not in interned:
-                if not _traits_met(snapshot, group, chosen):
-                    continue
-                interned[chosen] = Pick(
-                    tuple((pid, rc, amount) for pid, (rc, amount) in zip(chosen, amounts,
-                                                                          strict=True)),
-                    frozenset(chosen), tuple(sorted(set(chosen))))
-            picks.setdefault(anchor, []).append(interned[chosen])
-    return picks
-
-
-def _suppliers(snapshot: Snapshot, group: RequestGroup, rc: str, amount: int,
-               anchor_ok: AnchorFilter) -> dict[int, list[int]]:
-    """anchor -> providers that can give ``amount`` of ``rc`` to that tree."""
-    tree = _tree_root(snapshot, group)
-    aggregates = group.member_of
-    suppliers: dict[int, list[int]] = {}
-    for provider in snapshot.with_class(rc):
-        if not provider.resources[rc].fits(amount):
-            continue
-        if tree is not None and provider.root_id != tree:
-            continue
-        anchors = [provider.root_id]
-        if provider.shares and tree is None and _in_all(aggregates, provider):
-            anchors += sorted(snapshot.anchors(provider.id) - {provider.root_id})
-        for anchor in anchors:
-            root = snapshot.providers[anchor]
-            if (anchor_ok(anchor)
-                    and (_in_all(aggregates, provider) or _in_all(aggregates, root))
-                    and not (_in_forbidden(aggregates, provider)
-                             or _in_forbidden(aggregates, root))):
-                suppliers.setdefault(anchor, []).append(provider.id)
-    return suppliers
+def _has_room(provider: ProviderNode, amounts: Sequence[tuple[str, int]]) -> bool:
+    resources = provider.resources
+    for rc, amount in amounts:
+        inventory = resources.get(rc)
+        if inventory is None or not inventory.fits(amount):
+            return False
+    return True
 
 
 def _traits_met(snapshot: Snapshot, group: RequestGroup, chosen: tuple[int, ...]) -> bool:

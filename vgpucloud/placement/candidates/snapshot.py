@@ -1,8 +1,10 @@
-"""What the candidate engine reads: a small, immutable picture of the providers that can matter.
+"""What the candidate engine reads: an immutable picture of whole provider trees.
 
-``storage.candidate_queries`` fills it with set-based queries for just the trees that have
-capacity for a requested resource class (plus the sharing providers and the trees they are
-anchored to); tests build it by hand. A two-host picture::
+``storage.candidate_cache`` keeps one of the whole cloud per API process, validated against
+the database on every request and rebuilt from the unchanged nodes plus the reloaded trees
+when something changed; tests build it by hand. Being immutable, one snapshot is read by
+many threads at once; the indexes it builds on first use are published only when complete.
+A two-host picture::
 
     cn1 (id 1)  VCPU 48, MEMORY_MB 65442     aggregates: {agg-a}
     ├── cn1_pci_0000_84_00_0 (id 2)  VGPU 16 (4 used)   traits: CUSTOM_NVIDIA_11
@@ -64,7 +66,7 @@ class ProviderNode(NamedTuple):
 
 
 class Snapshot:
-    """The providers of some whole trees, indexed for the engine.
+    """The providers of some whole trees (the whole cloud, in the API), indexed for the engine.
 
     ``cloud_has_nested`` tells whether *any* provider of the cloud has a parent: before
     microversion 1.29 Placement hides multi-provider-per-tree candidates only then.
@@ -84,6 +86,14 @@ class Snapshot:
             for resource_class in provider.resources:
                 self._with_class.setdefault(resource_class, []).append(provider)
         self._members: dict[str, set[int]] | None = None
+        self._sharing = [provider for provider in self.providers.values() if provider.shares]
+        # Only sharing providers can offer one pick to several trees (engine._unique).
+        self.has_sharing = bool(self._sharing)
+        # Indexes built on first use; a snapshot is shared by threads, and building one
+        # twice in a race is harmless.
+        self._roots_with: dict[str, frozenset[int]] = {}
+        self._class_by_tree: dict[str, dict[int, list[ProviderNode]]] = {}
+        self._shared_into: dict[int, list[ProviderNode]] | None = None
 
     def by_uuid(self, uuid: str) -> ProviderNode | None:
         return self._by_uuid.get(uuid)
@@ -91,6 +101,48 @@ class Snapshot:
     def with_class(self, resource_class: str) -> list[ProviderNode]:
         """Providers that have an inventory of ``resource_class``, in id order."""
         return self._with_class.get(resource_class, [])
+
+    def roots_with_class(self, resource_class: str) -> frozenset[int]:
+        """Roots of the trees with an inventory of ``resource_class``."""
+        found = self._roots_with.get(resource_class)
+        if found is None:
+            found = self._roots_with[resource_class] = frozenset(
+                provider.root_id for provider in self.with_class(resource_class))
+        return found
+
+    def sharing_with_class(self, resource_class: str) -> list[ProviderNode]:
+        return [provider for provider in self._sharing if resource_class in provider.resources]
+
+    def reachable_from(self, anchor: int) -> list[ProviderNode]:
+        """The providers of the tree rooted at ``anchor`` and the sharing providers of other
+        trees anchored to it, in id order."""
+        if not self._sharing:
+            return self.tree_of(anchor)
+        if self._shared_into is None:
+            shared_into: dict[int, list[ProviderNode]] = {}
+            for provider in self._sharing:
+                for root in sorted(self.anchors(provider.id) - {provider.root_id}):
+                    shared_into.setdefault(root, []).append(provider)
+            self._shared_into = shared_into
+        shared = self._shared_into.get(anchor)
+        if not shared:
+            return self.tree_of(anchor)
+        return sorted([*self.tree_of(anchor), *shared], key=_by_id)
+
+    def reachable_with_class(self, anchor: int, resource_class: str) -> list[ProviderNode]:
+        """``reachable_from(anchor)``, only the providers with ``resource_class``."""
+        by_tree = self._class_by_tree.get(resource_class)
+        if by_tree is None:
+            by_tree = {}  # filled before it is published to threads
+            for provider in self.with_class(resource_class):
+                by_tree.setdefault(provider.root_id, []).append(provider)
+            self._class_by_tree[resource_class] = by_tree
+        own = by_tree.get(anchor, [])
+        if not self._sharing:
+            return own
+        shared = [provider for provider in self.reachable_from(anchor)
+                  if provider.root_id != anchor and resource_class in provider.resources]
+        return sorted([*own, *shared], key=_by_id) if shared else own
 
     def roots(self) -> list[int]:
         return list(self._trees)
@@ -123,10 +175,11 @@ class Snapshot:
 
     def _aggregate_members(self) -> dict[str, set[int]]:
         if self._members is None:
-            self._members = {}
+            members: dict[str, set[int]] = {}  # filled before it is published to threads
             for provider in self.providers.values():
                 for aggregate in provider.aggregates:
-                    self._members.setdefault(aggregate, set()).add(provider.id)
+                    members.setdefault(aggregate, set()).add(provider.id)
+            self._members = members
         return self._members
 
 

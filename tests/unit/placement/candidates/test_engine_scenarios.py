@@ -45,20 +45,21 @@ def test_two_t4_hosts_two_isolated_groups_give_ordered_pairs() -> None:
 
 def test_wide_tree_with_limit_stops_after_limit_candidates(monkeypatch: pytest.MonkeyPatch
                                                            ) -> None:
-    # 4 groups on 64 pGPUs is 16.7 million combinations per host; limit 5 must need 5.
+    # 4 groups on 64 pGPUs is 16.7 million combinations per host; limit 5 must need no
+    # more than the first batch (the candidates that differ in the last group's pick).
     snapshot = vgpu_hosts(3, 64)
     produced = []
     original = combine.tree_combinations
 
     def counting(*args: object) -> object:
-        for combination in original(*args):  # type: ignore[arg-type]
-            produced.append(combination)
-            yield combination
+        for batch in original(*args):  # type: ignore[arg-type]
+            produced.extend(batch)
+            yield batch
 
     monkeypatch.setattr("vgpucloud.placement.candidates.engine.tree_combinations", counting)
     result = find_candidates(snapshot, vgpu_groups(4, limit=5))
     assert len(result.candidates) == 5
-    assert len(produced) == 5
+    assert len(produced) == 64 - 3  # gpu0, gpu1, gpu2 taken by groups 1-3
 
 
 def test_breadth_first_spreads_a_limit_over_hosts() -> None:

@@ -54,7 +54,9 @@ def consumer_request(
         resources = _resources_from_list(allocations)
     else:
         resources = {rp: dict(entry["resources"]) for rp, entry in allocations.items()}
-    existing = request.store.get_consumer(consumer_uuid)
+    # Older microversions keep what the body cannot say from the existing consumer; from
+    # 1.38 the body says everything and the read is skipped.
+    existing = None if request.at_least(38) else request.store.get_consumer(consumer_uuid)
     if request.at_least(8):
         project_id, user_id = data["project_id"], data["user_id"]
     elif existing is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,13 @@ import webob
 
 from vgpucloud.api.microversion import Version
 from vgpucloud.api.placement import params
-from vgpucloud.api.placement.context import PlacementRequest, json_response
+from vgpucloud.api.placement.context import PlacementRequest, mark_uncacheable
+from vgpucloud.api.placement.handlers.candidate_rendering import (
+    render_text,
+    request_dict,
+    summary_dict,
+    summary_shape,
+)
 from vgpucloud.errors import BadRequest, QueryBadValue, QueryDuplicateKey, QueryMissingValue
 from vgpucloud.placement.candidates import (
     CandidateRequest,
@@ -60,10 +67,22 @@ def list_allocation_candidates(request: PlacementRequest) -> webob.Response:
         strategy=placement.allocation_candidates_generation_strategy,
         randomize=placement.randomize_allocation_candidates)
     with _without_cyclic_gc():
-        snapshot = request.store.candidate_snapshot(candidate_request)
-        result = find_candidates(snapshot, candidate_request, policy)
-        body = render(snapshot, candidate_request, result, request.version)
-        return json_response(request, body)
+        # Only the encoded answer outlives _answer: when the collector resumes, the
+        # thousands of candidates are already freed instead of being scanned.
+        body = _answer(request, candidate_request, policy)
+    response = webob.Response(body=body, content_type="application/json", charset=None)
+    if request.at_least(15):
+        mark_uncacheable(response)
+    return response
+
+
+def _answer(request: PlacementRequest, candidate_request: CandidateRequest,
+            policy: GenerationPolicy) -> bytes:
+    snapshot = request.store.candidate_snapshot(candidate_request)
+    result = find_candidates(snapshot, candidate_request, policy)
+    if request.version < (1, 12):
+        return json.dumps(render(snapshot, candidate_request, result, request.version)).encode()
+    return render_text(snapshot, candidate_request, result, request.version).encode()
 
 
 _gc_lock = threading.Lock()
@@ -78,7 +97,9 @@ def _without_cyclic_gc() -> Iterator[None]:
     A large answer allocates tens of thousands of short-lived tuples and dicts, none in a
     reference cycle (reference counting frees them all), yet each allocation burst triggers
     generation-0/1 collections that measured at ~40% of the request. Counted across threads,
-    so the collector resumes when the last concurrent request finishes.
+    so the collector resumes when the last concurrent request finishes. Keep it that way:
+    anything cyclic built per request (a self-recursive closure, say) is only reclaimed by
+    the next collection, which then scans everything it holds (``combine._walk``).
     """
     global _gc_holders, _gc_was_enabled
     with _gc_lock:
@@ -208,43 +229,19 @@ def _same_subtree(pairs: Sequence[tuple[str, str]]) -> tuple[frozenset[str], ...
 
 def render(snapshot: Snapshot, request: CandidateRequest, result: CandidateResult,
            version: Version) -> dict[str, Any]:
-    uuid_of = {pid: node.uuid for pid, node in snapshot.providers.items()}
+    """The answer as a dict: the reference that ``candidate_rendering.render_text`` matches
+    byte for byte (once encoded), and the renderer of the pre-1.12 list shape."""
     if version >= (1, 12):
         with_mappings = version >= (1, 34)
-        requests: list[dict[str, Any]] = []
-        for candidate in result.candidates:
-            item: dict[str, Any] = {"allocations": {
-                uuid_of[pid]: {"resources": resources}
-                for pid, resources in candidate.allocations.items()}}
-            if with_mappings:
-                item["mappings"] = {suffix: [uuid_of[pid] for pid in pids]
-                                    for suffix, pids in candidate.mappings.items()}
-            requests.append(item)
+        requests = [request_dict(snapshot, candidate, with_mappings)
+                    for candidate in result.candidates]
     else:
+        providers = snapshot.providers
         requests = [{"allocations": [
-            {"resource_provider": {"uuid": uuid_of[pid]}, "resources": resources}
+            {"resource_provider": {"uuid": providers[pid].uuid}, "resources": resources}
             for pid, resources in candidate.allocations.items()]}
             for candidate in result.candidates]
+    shape = summary_shape(request, version)
     return {"allocation_requests": requests,
-            "provider_summaries": _summaries(request, result, uuid_of, version)}
-
-
-def _summaries(request: CandidateRequest, result: CandidateResult, uuid_of: dict[int, str],
-               version: Version) -> dict[str, Any]:
-    every_class = version >= (1, 27)
-    asked = request.resource_classes()
-    with_traits = version >= (1, 17)
-    nested = version >= (1, 29)
-    summaries: dict[str, Any] = {}
-    for node in result.summaries:
-        summary: dict[str, Any] = {"resources": {
-            rc: {"capacity": inventory.capacity, "used": inventory.used}
-            for rc, inventory in node.resources.items() if every_class or rc in asked}}
-        if with_traits:
-            summary["traits"] = sorted(node.traits)
-        if nested:
-            summary["parent_provider_uuid"] = (
-                uuid_of[node.parent_id] if node.parent_id is not None else None)
-            summary["root_provider_uuid"] = uuid_of[node.root_id]
-        summaries[node.uuid] = summary
-    return summaries
+            "provider_summaries": {node.uuid: summary_dict(snapshot, node, shape)
+                                   for node in result.summaries}}
