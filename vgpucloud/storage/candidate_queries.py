@@ -40,7 +40,7 @@ def load_snapshot(connection: Connection, request: CandidateRequest,
     """The whole cloud as of this transaction, after checking the request's names."""
     snapshot, class_ids = model.snapshot(connection, load_trees)
     _check_classes(request.resource_classes(), class_ids)
-    _check_traits(connection, _trait_names(request))
+    _check_traits(connection, _trait_names(request) - snapshot.trait_names())
     return snapshot
 
 
@@ -63,6 +63,9 @@ def _trait_names(request: CandidateRequest) -> set[str]:
 
 
 def _check_traits(connection: Connection, names: Collection[str]) -> None:
+    """Refuse unknown traits. The caller leaves out the names some provider of the
+    validated snapshot has: a trait in use cannot be deleted (Placement refuses), and
+    unsetting it bumps the provider's generation, so those exist without asking."""
     if not names:
         return
     tr = t.traits

@@ -100,17 +100,49 @@ class _Tree(NamedTuple):
     picks_by_group: Sequence[Sequence[Pick]]
 
 
-# A module-level function, not a closure: a nested generator that calls itself through its
+# Module-level functions, not closures: a nested generator that calls itself through its
 # own cell is a reference cycle, which would keep every pick of the request alive until
 # the cyclic garbage collector ran (and made it scan them all).
 def _walk(tree: _Tree, level: int, prefix: tuple[Pick, ...], occupied: frozenset[int],
           isolated: frozenset[int], shared: bool) -> Iterator[list[Candidate]]:
     """Extend ``prefix`` (one pick for each group before ``level``) in every valid way;
     ``occupied`` are the providers it uses, ``isolated`` those used by isolated groups."""
+    if level == len(tree.picks_by_group) - 1:
+        batch = _last_picks(tree, prefix, occupied, isolated, shared)
+        if batch:
+            yield batch
+        return
+    snapshot, alone = tree.snapshot, tree.rules.separate[level]
+    for pick in tree.picks_by_group[level]:
+        providers = pick.providers
+        if alone and not isolated.isdisjoint(providers):
+            continue
+        overlap = not occupied.isdisjoint(providers)
+        if overlap and not _fits_with(snapshot, prefix, pick):
+            continue
+        picks, now_occupied = (*prefix, pick), occupied | providers
+        now_isolated, now_shared = isolated | providers if alone else isolated, shared or overlap
+        if level + 2 < len(tree.picks_by_group):
+            yield from _walk(tree, level + 1, picks, now_occupied, now_isolated, now_shared)
+        else:  # one generator less per prefix: the last level is a plain function
+            batch = _last_picks(tree, picks, now_occupied, now_isolated, now_shared)
+            if batch:
+                yield batch
+
+
+# ``Candidate(...)`` goes through a Python-level ``__new__``; this is the same tuple built
+# straight in C - thousands of times per request, in the loop below.
+_new_candidate = tuple.__new__
+
+
+def _last_picks(tree: _Tree, prefix: tuple[Pick, ...], occupied: frozenset[int],
+                isolated: frozenset[int], shared: bool) -> list[Candidate]:
+    """The candidates that complete ``prefix`` with a pick of the last group: a plain loop,
+    the innermost one of the walk, where almost all the candidates are made."""
     snapshot, (suffixes, separate, subtrees), anchor, picks_by_group = tree
-    alone, last = separate[level], level == len(picks_by_group) - 1
+    alone = separate[-1] and bool(isolated)
     batch: list[Candidate] = []
-    for pick in picks_by_group[level]:
+    for pick in picks_by_group[-1]:
         providers = pick.providers
         if alone and not isolated.isdisjoint(providers):
             continue
@@ -118,14 +150,9 @@ def _walk(tree: _Tree, level: int, prefix: tuple[Pick, ...], occupied: frozenset
         if overlap and not _fits_with(snapshot, prefix, pick):
             continue
         picks = (*prefix, pick)
-        if not last:
-            yield from _walk(tree, level + 1, picks, occupied | providers,
-                             isolated | providers if alone else isolated, shared or overlap)
-        elif not subtrees or all(_one_subtree(snapshot, picks, members)
-                                 for members in subtrees):
-            batch.append(Candidate(picks, suffixes, shared or overlap, anchor))
-    if batch:
-        yield batch
+        if not subtrees or all(_one_subtree(snapshot, picks, members) for members in subtrees):
+            batch.append(_new_candidate(Candidate, (picks, suffixes, shared or overlap, anchor)))
+    return batch
 
 
 def _fits_with(snapshot: Snapshot, chosen: Sequence[Pick], pick: Pick) -> bool:

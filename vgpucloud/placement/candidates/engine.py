@@ -44,6 +44,9 @@ _ANCHOR = operator.attrgetter("anchor")
 class CandidateResult:
     candidates: list[Candidate]
     summaries: list[ProviderNode]
+    # When ``summaries`` are whole trees (the usual case), their roots in order: a renderer
+    # may then work tree by tree. None when they are a selection of providers.
+    summary_roots: list[int] | None = None
 
 
 def find_candidates(snapshot: Snapshot, request: CandidateRequest,
@@ -54,7 +57,11 @@ def find_candidates(snapshot: Snapshot, request: CandidateRequest,
              for anchor, picks in _picks_by_tree(snapshot, request, groups))
     generated = _collect(snapshot, request, policy, interleave(trees, policy.strategy))
     chosen = _limit(generated, request.limit, policy.randomize)
-    return CandidateResult(chosen, _summaries(snapshot, request, generated, chosen))
+    if request.nested_aware or not snapshot.cloud_has_nested:
+        roots = sorted(_roots_used(snapshot, chosen))
+        return CandidateResult(chosen, [node for root in roots for node in snapshot.tree_of(root)],
+                               roots)
+    return CandidateResult(chosen, _selected_summaries(snapshot, generated, chosen))
 
 
 def _picks_by_tree(snapshot: Snapshot, request: CandidateRequest, groups: list[GroupPicks]
@@ -147,16 +154,14 @@ def _limit(candidates: list[Candidate], limit: int | None, randomize: bool) -> l
     return candidates
 
 
-def _summaries(snapshot: Snapshot, request: CandidateRequest, generated: list[Candidate],
-               chosen: list[Candidate]) -> list[ProviderNode]:
-    """Every provider of the trees the returned candidates take resources from; before
-    1.29 in a nested cloud, only the providers the generated candidates name."""
-    roots = sorted(_roots_used(snapshot, chosen))
-    if request.nested_aware or not snapshot.cloud_has_nested:
-        return [node for root in roots for node in snapshot.tree_of(root)]
+def _selected_summaries(snapshot: Snapshot, generated: list[Candidate],
+                        chosen: list[Candidate]) -> list[ProviderNode]:
+    """Before 1.29 in a nested cloud, the summaries are only the providers the generated
+    candidates name, in the trees of the returned ones (otherwise they are every provider
+    of the trees the returned candidates take resources from: ``find_candidates``)."""
+    wanted_roots = _roots_used(snapshot, chosen)
     named = {pid for candidate in generated for pick in candidate.picks
              for pid, _rc, _amount in pick.amounts}
-    wanted_roots = set(roots)
     return [snapshot.providers[pid] for pid in sorted(named)
             if snapshot.providers[pid].root_id in wanted_roots]
 

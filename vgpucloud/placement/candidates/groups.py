@@ -35,12 +35,12 @@ appears, so that candidates can be told apart by the identity of their picks
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from vgpucloud.placement.candidates.request import RequestGroup
 from vgpucloud.placement.candidates.snapshot import ProviderNode, Snapshot
-from vgpucloud.placement.models import AggregateQuery
+from vgpucloud.placement.models import AggregateQuery, TraitQuery
 
 
 class Pick(NamedTuple):
@@ -50,6 +50,10 @@ class Pick(NamedTuple):
     amounts: tuple[tuple[int, str, int], ...]
     providers: frozenset[int]
     members: tuple[int, ...]  # ``providers`` sorted, ready for rendering
+
+
+# ``Pick(...)`` goes through a Python-level ``__new__``; this builds the same tuple in C.
+_new_pick = tuple.__new__
 
 
 class GroupPicks:
@@ -62,8 +66,42 @@ class GroupPicks:
         self.amounts = tuple(group.resources.items())
         self.check_traits = bool(group.traits.all_names())
         self.check_aggregates = bool(group.member_of.any_of or group.member_of.forbidden)
+        # A suffixed group's required traits as the set of providers that have them all
+        # (one membership test per provider, from the snapshot's index); what remains to
+        # check on each provider is whether anything else (forbidden, in:, member_of) is
+        # asked at all.
+        required = group.traits.required
+        self.with_required = snapshot.with_traits(required) if required else None
+        self.check_rest = bool(group.traits.forbidden or group.traits.any_of
+                               or self.check_aggregates)
+        # Without sharing providers no pick can serve two trees: nothing to intern.
+        self.intern = snapshot.has_sharing
+        self.same_provider = group.same_provider
+        self.classes = tuple(rc for rc, _amount in self.amounts)
+        self.counts = tuple(amount for _rc, amount in self.amounts)
+        self.in_trees = self._providers_by_tree()
+        # The unsuffixed group with nothing but amounts, in a cloud without sharing: the
+        # usual flavor request, served by ``_plain_spread_picks``.
+        self.plain = (self.in_trees is not None and bool(self.amounts)
+                      and not group.same_provider
+                      and not (self.check_traits or self.check_aggregates or group.in_tree))
+        self.plain_classes = (list(zip(self.in_trees, self.classes, self.counts, strict=True))
+                              if self.plain and self.in_trees is not None else [])
         # One Pick object per choice of providers, wherever it appears (engine._unique).
         self._interned: dict[tuple[int, ...], Pick] = {}
+
+    def _providers_by_tree(self) -> list[Mapping[int, list[ProviderNode]]] | None:
+        """Per class, root -> the providers of that tree with it; None in a cloud with
+        sharing providers, where the snapshot adds those anchored to each tree."""
+        snapshot = self.snapshot
+        if snapshot.has_sharing:
+            return None
+        in_trees = [snapshot.class_in_trees(rc) for rc in self.classes]
+        if in_trees and self.same_provider and self.with_required is not None:
+            # A suffixed group only ever looks at its first class's providers: keep those
+            # with the required traits, usually far fewer (one pGPU of four, say).
+            in_trees[0] = _by_tree(snapshot, self.with_required, self.classes[0])
+        return in_trees
 
     def anchors(self) -> set[int] | None:
         """Every anchor that might have picks (a superset), or None for "any tree"."""
@@ -79,8 +117,10 @@ class GroupPicks:
 
     def on(self, anchor: int) -> list[Pick]:
         """The group's picks for the tree rooted at ``anchor``, in Placement's order."""
-        if self.group.same_provider:
+        if self.same_provider:
             return self._single_provider_picks(anchor)
+        if self.plain:
+            return self._plain_spread_picks(anchor)
         return self._spread_picks(anchor)
 
     # --- suffixed groups: one provider -------------------------------------------------
@@ -91,39 +131,76 @@ class GroupPicks:
                     for provider in self.snapshot.reachable_from(anchor)
                     if self._own_traits_and_aggregates_match(provider)]
         (first_rc, first_amount), *rest = self.amounts
-        tree, sharing = self.tree, self.snapshot.has_sharing
+        tree, required, check_rest = self.tree, self.with_required, self.check_rest
         picks = []
-        for provider in self.snapshot.reachable_with_class(anchor, first_rc):
-            if not (provider.resources[first_rc].fits(first_amount)
+        reachable = (self.in_trees[0].get(anchor, ()) if self.in_trees is not None
+                     else self.snapshot.reachable_with_class(anchor, first_rc))
+        for provider in reachable:
+            if not ((required is None or provider.id in required)
+                    and provider.resources[first_rc].fits(first_amount)
                     and (tree is None or provider.root_id == tree)
                     and (not rest or _has_room(provider, rest))
-                    and self._own_traits_and_aggregates_match(provider)):
+                    and (not check_rest or self._other_filters_match(provider))):
                 continue
-            if sharing and provider.shares:
+            if self.intern and provider.shares:
                 picks.append(self._pick((provider.id,)))
             else:  # on this tree only: no need to intern it
                 pid = provider.id
-                picks.append(Pick(tuple([(pid, rc, amount) for rc, amount in self.amounts]),
-                                  frozenset((pid,)), (pid,)))
+                amounts = (((pid, first_rc, first_amount),) if not rest else
+                           tuple([(pid, rc, amount) for rc, amount in self.amounts]))
+                picks.append(_new_pick(Pick, (amounts, frozenset((pid,)), (pid,))))
         return picks
 
     def _own_traits_and_aggregates_match(self, provider: ProviderNode) -> bool:
+        return ((self.with_required is None or provider.id in self.with_required)
+                and (not self.check_rest or self._other_filters_match(provider)))
+
+    def _other_filters_match(self, provider: ProviderNode) -> bool:
+        """Forbidden and ``in:`` traits and ``member_of``: all but the required traits."""
         group = self.group
-        return ((not self.check_traits or group.traits.matches(provider.traits))
+        return ((not self.check_traits or _besides_required(group.traits, provider.traits))
                 and (not self.check_aggregates
                      or group.member_of.matches(provider.aggregates)))
 
     # --- the unsuffixed group: one provider per resource class ---------------------------
 
+    def _plain_spread_picks(self, anchor: int) -> list[Pick]:
+        """``_spread_picks`` when every class has at most one provider in the tree (the
+        root, usually) and nothing but amounts is asked: the one pick, without products."""
+        chosen = []
+        for by_tree, rc, amount in self.plain_classes:
+            providers = by_tree.get(anchor)
+            if providers is None:
+                return []
+            if len(providers) != 1:
+                return self._spread_picks(anchor)
+            provider = providers[0]
+            if not provider.resources[rc].fits(amount):
+                return []
+            chosen.append(provider.id)
+        ids = tuple(chosen)
+        # (pid, rc, amount) triples; one id per class by construction
+        amounts = tuple(zip(ids, self.classes, self.counts, strict=True))
+        return [_new_pick(Pick, (amounts, frozenset(ids), _members(ids)))]
+
     def _spread_picks(self, anchor: int) -> list[Pick]:
         if not self.amounts:
             return []
         everywhere = not (self.check_aggregates or self.tree is not None)
-        by_class = [[provider.id
-                     for provider in self.snapshot.reachable_with_class(anchor, rc)
+        by_class = []
+        for index, (rc, amount) in enumerate(self.amounts):
+            reachable = (self.in_trees[index].get(anchor, ()) if self.in_trees is not None
+                         else self.snapshot.reachable_with_class(anchor, rc))
+            found = [provider.id
+                     for provider in reachable
                      if provider.resources[rc].fits(amount)
                      and (everywhere or self._may_supply(provider, anchor))]
-                    for rc, amount in self.amounts]
+            if not found:  # a class nobody here can give: no pick, skip the others
+                return []
+            by_class.append(found)
+        if not self.check_traits and all(len(found) == 1 for found in by_class):
+            # The common shape (one provider per class, often the root for all): one pick.
+            return [self._pick(tuple([found[0] for found in by_class]))]
         picks = []
         for chosen in itertools.product(*by_class):
             if (not self.check_traits or chosen in self._interned
@@ -150,11 +227,29 @@ class GroupPicks:
         pick = self._interned.get(chosen)
         if pick is None:
             per_class = chosen * len(self.amounts) if self.group.same_provider else chosen
-            pick = self._interned[chosen] = Pick(
+            pick = Pick(
                 tuple([(pid, rc, amount)
                        for pid, (rc, amount) in zip(per_class, self.amounts, strict=True)]),
-                frozenset(chosen), chosen if len(chosen) == 1 else tuple(sorted(set(chosen))))
+                frozenset(chosen), _members(chosen))
+            if self.intern or self.check_traits:  # see __init__; the latter for _spread_picks
+                self._interned[chosen] = pick
         return pick
+
+
+def _by_tree(snapshot: Snapshot, ids: Iterable[int], resource_class: str
+             ) -> dict[int, list[ProviderNode]]:
+    """Root -> the providers among ``ids`` that have ``resource_class``, in id order."""
+    found: dict[int, list[ProviderNode]] = {}
+    for pid in sorted(ids):
+        provider = snapshot.providers[pid]
+        if resource_class in provider.resources:
+            found.setdefault(provider.root_id, []).append(provider)
+    return found
+
+
+def _members(chosen: tuple[int, ...]) -> tuple[int, ...]:
+    """A pick's providers as its ``mappings`` entry lists them: sorted, once each."""
+    return chosen if len(chosen) == 1 else tuple(sorted(set(chosen)))
 
 
 def _has_room(provider: ProviderNode, amounts: Sequence[tuple[str, int]]) -> bool:
@@ -175,6 +270,10 @@ def _traits_met(snapshot: Snapshot, group: RequestGroup, chosen: tuple[int, ...]
             return False
         seen |= own
     return traits.required <= seen and all(names & seen for names in traits.any_of)
+
+
+def _besides_required(traits: TraitQuery, own: frozenset[str]) -> bool:
+    return not (traits.forbidden & own) and all(names & own for names in traits.any_of)
 
 
 def _in_all(aggregates: AggregateQuery, provider: ProviderNode) -> bool:

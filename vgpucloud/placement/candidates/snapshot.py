@@ -18,7 +18,7 @@ to ``cn1`` (and to itself).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, KeysView, Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -94,6 +94,7 @@ class Snapshot:
         self._roots_with: dict[str, frozenset[int]] = {}
         self._class_by_tree: dict[str, dict[int, list[ProviderNode]]] = {}
         self._shared_into: dict[int, list[ProviderNode]] | None = None
+        self._with_trait: dict[str, frozenset[int]] | None = None
 
     def by_uuid(self, uuid: str) -> ProviderNode | None:
         return self._by_uuid.get(uuid)
@@ -129,20 +130,44 @@ class Snapshot:
             return self.tree_of(anchor)
         return sorted([*self.tree_of(anchor), *shared], key=_by_id)
 
-    def reachable_with_class(self, anchor: int, resource_class: str) -> list[ProviderNode]:
-        """``reachable_from(anchor)``, only the providers with ``resource_class``."""
+    def class_in_trees(self, resource_class: str) -> Mapping[int, list[ProviderNode]]:
+        """Root -> the providers of its tree (only) with ``resource_class``, in id order."""
         by_tree = self._class_by_tree.get(resource_class)
         if by_tree is None:
             by_tree = {}  # filled before it is published to threads
             for provider in self.with_class(resource_class):
                 by_tree.setdefault(provider.root_id, []).append(provider)
             self._class_by_tree[resource_class] = by_tree
-        own = by_tree.get(anchor, [])
+        return by_tree
+
+    def reachable_with_class(self, anchor: int, resource_class: str) -> list[ProviderNode]:
+        """``reachable_from(anchor)``, only the providers with ``resource_class``."""
+        own = self.class_in_trees(resource_class).get(anchor, [])
         if not self._sharing:
             return own
         shared = [provider for provider in self.reachable_from(anchor)
                   if provider.root_id != anchor and resource_class in provider.resources]
         return sorted([*own, *shared], key=_by_id) if shared else own
+
+    def with_traits(self, names: Iterable[str]) -> frozenset[int]:
+        """Ids of the providers that have every one of ``names``."""
+        index = self._trait_index()
+        sets = sorted((index.get(name, frozenset()) for name in names), key=len)
+        return sets[0].intersection(*sets[1:]) if sets else frozenset(self.providers)
+
+    def trait_names(self) -> KeysView[str]:
+        """Every trait some provider has."""
+        return self._trait_index().keys()
+
+    def _trait_index(self) -> dict[str, frozenset[int]]:
+        index = self._with_trait
+        if index is None:
+            found: dict[str, set[int]] = {}  # filled before it is published to threads
+            for provider in self.providers.values():
+                for trait in provider.traits:
+                    found.setdefault(trait, set()).add(provider.id)
+            index = self._with_trait = {trait: frozenset(ids) for trait, ids in found.items()}
+        return index
 
     def roots(self) -> list[int]:
         return list(self._trees)

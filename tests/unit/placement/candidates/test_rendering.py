@@ -14,6 +14,7 @@ from vgpucloud.api.microversion import Version
 from vgpucloud.api.placement.handlers.allocation_candidates import render
 from vgpucloud.api.placement.handlers.candidate_rendering import render_text
 from vgpucloud.placement.candidates import CandidateRequest, RequestGroup, find_candidates
+from vgpucloud.placement.models import TraitQuery
 
 SHAPES = [Version(1, minor) for minor in (12, 17, 27, 29, 34, 36, 39)]
 
@@ -44,3 +45,35 @@ def test_groups_on_one_provider_add_up_in_the_text() -> None:
     assert text == json.dumps(render(snapshot, request, result, Version(1, 39)))
     assert {"cn1": {"resources": {"VCPU": 1}}, "gpu0": {"resources": {"VGPU": 3}}} in [
         item["allocations"] for item in json.loads(text)["allocation_requests"]]
+
+
+def test_tree_summaries_follow_a_new_snapshot_of_the_same_tree() -> None:
+    # The joined summaries of a tree are kept per root: a later snapshot in which gpu0 got
+    # an allocation (same ids, new nodes) must show the new usage, not the kept text.
+    request = CandidateRequest((RequestGroup("", {"VCPU": 1}), RequestGroup("1", {"VGPU": 1})))
+    for used in (0, 3):
+        snapshot = (TreeBuilder().add("cn1", VCPU=8, traits=["CUSTOM_A"])
+                    .add("gpu0", "cn1", VGPU=4, used={"VGPU": used}).build())
+        result = find_candidates(snapshot, request)
+        assert result.summary_roots == [snapshot.by_uuid("cn1").id]  # type: ignore[union-attr]
+        text = render_text(snapshot, request, result, Version(1, 39))
+        assert text == json.dumps(render(snapshot, request, result, Version(1, 39)))
+        assert json.loads(text)["provider_summaries"]["gpu0"]["resources"]["VGPU"] == {
+            "capacity": 4, "used": used}
+
+
+def test_required_traits_of_a_suffixed_group_come_from_the_snapshot_index() -> None:
+    # Only gpu1 has CUSTOM_NVIDIA_11; gpu0 has another trait, gpu2 none.
+    snapshot = (TreeBuilder().add("cn1", VCPU=8)
+                .add("gpu0", "cn1", VGPU=4, traits=["CUSTOM_NVIDIA_12"])
+                .add("gpu1", "cn1", VGPU=4, traits=["CUSTOM_NVIDIA_11", "CUSTOM_X"])
+                .add("gpu2", "cn1", VGPU=4).build())
+    assert {snapshot.providers[pid].uuid
+            for pid in snapshot.with_traits(["CUSTOM_NVIDIA_11", "CUSTOM_X"])} == {"gpu1"}
+    assert "CUSTOM_NVIDIA_12" in snapshot.trait_names()
+    traits = TraitQuery(frozenset({"CUSTOM_NVIDIA_11"}))
+    request = CandidateRequest((RequestGroup("", {"VCPU": 1}),
+                                RequestGroup("1", {"VGPU": 1}, traits)))
+    result = find_candidates(snapshot, request)
+    assert [candidate.mappings["1"] for candidate in result.candidates] == [
+        (snapshot.by_uuid("gpu1").id,)]  # type: ignore[union-attr]

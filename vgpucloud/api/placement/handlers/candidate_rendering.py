@@ -45,12 +45,17 @@ def render_text(snapshot: Snapshot, request: CandidateRequest, result: Candidate
     """The JSON document of a 1.12+ answer."""
     with_mappings = version >= (1, 34)
     candidates = result.candidates
-    if any(candidate.shared for candidate in candidates):
+    if any(map(_SHARED, candidates)):
         requests = _requests_one_by_one(snapshot, candidates, with_mappings)
     else:
         requests = _requests_by_column(snapshot, candidates, with_mappings)
     shape = summary_shape(request, version)
-    summaries = ", ".join([TEXTS.summary(snapshot, node, shape) for node in result.summaries])
+    if result.summary_roots is None:
+        summaries = ", ".join([TEXTS.summary(snapshot, node, shape)
+                               for node in result.summaries])
+    else:
+        summaries = ", ".join([TREE_TEXTS.summaries(snapshot, root, shape)
+                               for root in result.summary_roots])
     return f'{{"allocation_requests": [{requests}], "provider_summaries": {{{summaries}}}}}'
 
 
@@ -64,6 +69,7 @@ def summary_shape(request: CandidateRequest, version: Version) -> SummaryShape:
 
 _OPEN, _MIDDLE, _CLOSE = ', {"allocations": {', '}, "mappings": {', "}}"
 _PICKS = attrgetter("picks")
+_SHARED = attrgetter("shared")
 
 
 def _requests_by_column(snapshot: Snapshot, candidates: list[Candidate], with_mappings: bool
@@ -93,10 +99,17 @@ def _requests_by_column(snapshot: Snapshot, candidates: list[Candidate], with_ma
         ids = list(map(id, column))
         allocations: dict[int, str] = {}
         mappings: dict[int, str] = {}
+        first_allocation, first_mapping = j == first_with_resources, j == 0
+        providers = snapshot.providers
         for key, pick in dict(zip(ids, column, strict=True)).items():
-            allocations[key], mappings[key] = _pick_parts(
-                snapshot, suffix, pick, first_allocation=j == first_with_resources,
-                first_mapping=j == 0)
+            if len(pick.members) == 1:  # the common case, straight to the kept texts
+                allocations[key], mappings[key] = TEXTS.single_pick(
+                    providers[pick.members[0]], pick.amounts, suffix, first_allocation,
+                    first_mapping)
+            else:
+                allocations[key], mappings[key] = _pick_parts(
+                    snapshot, suffix, pick, first_allocation=first_allocation,
+                    first_mapping=first_mapping)
         rows[1 + j::stride] = map(allocations.__getitem__, ids)
         if with_mappings:
             rows[width + 2 + j::stride] = map(mappings.__getitem__, ids)
@@ -237,3 +250,27 @@ class ProviderTexts:
 
 
 TEXTS = ProviderTexts()
+
+
+class TreeTexts:
+    """The joined summaries of every provider of one tree, kept per root for as long as the
+    snapshot's list of the tree's nodes is the same object - that is, for the life of one
+    snapshot (the read model builds a new one after any write). An answer that names a
+    thousand trees then glues a thousand texts instead of five thousand."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[list[ProviderNode], dict[SummaryShape, str]]] = {}
+
+    def summaries(self, snapshot: Snapshot, root: int, shape: SummaryShape) -> str:
+        tree = snapshot.tree_of(root)
+        entry = self._texts.get(root)
+        if entry is None or entry[0] is not tree:
+            entry = self._texts[root] = (tree, {})
+        text = entry[1].get(shape)
+        if text is None:
+            text = entry[1][shape] = ", ".join([TEXTS.summary(snapshot, node, shape)
+                                                for node in tree])
+        return text
+
+
+TREE_TEXTS = TreeTexts()
