@@ -27,6 +27,5 @@ def test_quick_start_is_exactly_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "VGPUCLOUD_REQUIRE_SERVICES=1" in ci
-    pattern = re.search(r'grep -m1 -E "(.*?)" README.md', ci)
-    assert pattern, ".ci/run no longer extracts the test command from README.md"
-    assert re.match(pattern.group(1).replace("\\\\", "\\"), quick_start_commands()[1])
+    ci_lines = [line.strip() for line in ci.splitlines()]
+    assert quick_start_commands()[1] in ci_lines, ".ci/run must run the README's test command"
