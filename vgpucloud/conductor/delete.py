@@ -42,7 +42,7 @@ class DeleteWorkflow:
         self.store.start_event(request.request_id, uuid, DELETE_EVENT, instance.host)
         if instance.host:
             task = hosttasks.submit(self.engine, instance.host, "destroy", uuid,
-                                    {"instance_uuid": uuid})
+                                    {"instance_uuid": uuid}, attempt=request.request_id)
             result = hosttasks.wait(self.engine, [task], self.settings.spawn_timeout,
                                     self.settings.poll_interval)[task]
             if result.state != "done":

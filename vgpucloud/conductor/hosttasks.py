@@ -31,8 +31,11 @@ class HostTaskResult:
     fault: str | None = None
 
 
-def task_uuid(kind: str, instance_uuid: str, host: str) -> str:
-    return str(uuidlib.uuid5(_NAMESPACE, f"{kind}:{instance_uuid}:{host}"))
+def task_uuid(kind: str, instance_uuid: str, host: str, attempt: str = "") -> str:
+    """A task's uuid derived from what it is for, so a conductor resuming a crashed one's
+    workflow finds the task already queued instead of queueing a second one. ``attempt``
+    separates user requests: a second ``DELETE`` after a failed destroy is a new task."""
+    return str(uuidlib.uuid5(_NAMESPACE, f"{kind}:{instance_uuid}:{host}:{attempt}"))
 
 
 def spawn_payload(instance: Instance) -> dict[str, Any]:
@@ -43,8 +46,9 @@ def spawn_payload(instance: Instance) -> dict[str, Any]:
 
 
 def submit(engine: Engine, host: str, kind: str, instance_uuid: str,
-           payload: Mapping[str, Any]) -> str:
-    task, _ = tasks.enqueue(engine, host, kind, payload, task_uuid(kind, instance_uuid, host))
+           payload: Mapping[str, Any], attempt: str = "") -> str:
+    uuid = task_uuid(kind, instance_uuid, host, attempt)
+    task, _ = tasks.enqueue(engine, host, kind, payload, uuid)
     return task.uuid
 
 
