@@ -59,7 +59,7 @@ class Agent:
         # for the restarted one's.
         self.owner = f"{config.host}:{uuidlib.uuid4().hex[:12]}"
         self.runner = TaskRunner(internal, self.owner,
-                                 {"spawn": self._spawn, "destroy": self.ops.destroy})
+                                 {"spawn": self._spawn, "destroy": self._destroy})
         self.lease_seconds = lease_seconds
         self.wait_seconds = wait_seconds
         self.report_interval = report_interval
@@ -108,8 +108,6 @@ class Agent:
         return desired_tree(self.config, self.resources, parents, mdevs, foreign)
 
     def report_tree(self, desired: DesiredTree | None = None) -> ReportResult:
-        if desired is None:
-            self.reclaim_retyped_mdevs()
         result = self.reporter.report(desired or self.desired_tree())
         self._last_report = time.monotonic()
         return result
@@ -144,6 +142,13 @@ class Agent:
     def close(self) -> None:
         self.driver.close()
         self.ledger.close()
+
+    def _destroy(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        result = self.ops.destroy(payload)
+        # The config is fixed once started, so old-type mdevs only become unused when a
+        # guest that kept one (attached before the type change) goes away: free them now.
+        self.reclaim_retyped_mdevs()
+        return result
 
     def _spawn(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         root = self.reporter.root_uuid

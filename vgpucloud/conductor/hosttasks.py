@@ -15,12 +15,11 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from vgpucloud.compute.hosttasks import TASK_EVENTS
+from vgpucloud.compute.hosttasks import FINAL_STATES, TASK_EVENTS
 from vgpucloud.compute.models import Instance
 from vgpucloud.storage import tasks
 
 _NAMESPACE = uuidlib.UUID("5b0e3f0c-8d4e-4c1e-9f55-6a3c1d2b7e90")
-FINAL = ("done", "failed")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,7 +61,7 @@ def wait(engine: Engine, uuids: list[str], timeout: float,
         mark = TASK_EVENTS.mark()
         for uuid in list(pending):
             task = tasks.get_task(engine, uuid)
-            if task.state in FINAL:
+            if task.state in FINAL_STATES:
                 results[uuid] = HostTaskResult(uuid, task.host, task.state, task.fault)
                 pending.remove(uuid)
         if not pending:

@@ -149,3 +149,24 @@ def test_type_change_frees_our_unused_mdevs_so_the_new_type_gets_capacity(m60: C
     assert (inventory["total"], inventory["reserved"]) == (16, 0)
     traits = m60.placement.get_provider_traits(child["uuid"])["traits"]
     assert "CUSTOM_MDEV_NVIDIA_35" in traits and "CUSTOM_MDEV_NVIDIA_36" not in traits
+
+
+@pytest.mark.parametrize("virt", ["fake"], indirect=True)
+def test_destroying_the_last_old_type_guest_frees_the_pgpu_for_the_new_type(m60: Cloud) -> None:
+    agent = m60.agent()
+    instance = m60.allocate({"0000:86:00.0": 1})
+    [mdev] = m60.spawn(agent, instance)["result"]["mdevs"]
+    m60.conf.write_text(m60.conf.read_text().replace(
+        "0000:84:00.0,0000:85:00.0", "0000:84:00.0,0000:85:00.0,0000:86:00.0").replace(
+        "[mdev_nvidia-36]\ndevice_addresses = 0000:86:00.0", "").replace(
+        "nvidia-35, nvidia-36", "nvidia-35"))
+    restarted = m60.agent()  # the guest keeps its nvidia-36 mdev; the pGPU is fenced
+
+    assert m60.run_task(restarted, "destroy", {"instance_uuid": instance})["state"] == "done"
+    m60.placement.delete_allocations(instance)
+    restarted.report_tree()
+
+    assert mdev["uuid"] not in {m.uuid for m in m60.host.sysfs().mdevs()}
+    child = m60.provider("0000:86:00.0")
+    inventory = m60.placement.get_inventories(child["uuid"])["inventories"]["VGPU"]
+    assert (inventory["total"], inventory["reserved"]) == (16, 0)

@@ -127,15 +127,18 @@ def _unique(candidates: Iterable[Candidate]) -> Iterator[Candidate]:
     """Drop repeats: a sharing provider's pick is offered to every tree it serves, so one
     combination can come from two trees.
 
-    Placement tells candidates apart by (allocations, mappings). Picks are interned per
-    group and two different picks of one group differ in mapping or in what they give,
-    so the identities of the picks are that key, without building it.
+    Placement tells candidates apart by (allocations, mappings). Where repeats can arise
+    (sharing providers) picks are interned per group, and two different picks of one group
+    differ in mapping or in what they give, so the identities of the picks are that key,
+    without building it. ``seen`` holds every candidate it keyed: a pick freed meanwhile
+    could otherwise hand its ``id()`` to a new, different pick, which would then be
+    dropped as a repeat.
     """
-    seen: set[tuple[int, ...]] = set()
+    seen: dict[tuple[int, ...], Candidate] = {}
     for candidate in candidates:
         key = tuple(map(id, candidate.picks))
         if key not in seen:
-            seen.add(key)
+            seen[key] = candidate
             yield candidate
 
 
