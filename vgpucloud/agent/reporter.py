@@ -143,16 +143,17 @@ class ProviderReporter:
                 self.client.put_inventories(uuid, generation, target)
                 result.inventories_updated.append(spec.name)
             except errors.InventoryInUse:
-                self._put_fenced(uuid, spec.name, target, result)
+                self._put_fenced(uuid, spec.name, current, target, result)
 
         retry_on_conflict(step)
 
     def _put_fenced(
-        self, uuid: str, name: str, target: dict[str, dict[str, Any]], result: ReportResult
+        self, uuid: str, name: str, current: dict[str, Any], target: dict[str, dict[str, Any]],
+        result: ReportResult,
     ) -> None:
         """The wanted inventory would drop below what guests hold: keep what is held,
-        let nothing new in (reserved = total), and say so."""
-        current = self.client.get_inventories(uuid)
+        let nothing new in (reserved = total), and say so. ``current`` is the inventory the
+        refused write was based on (a refusal changes nothing, so it is still current)."""
         usages = self.client.get_provider_usages(uuid)["usages"]
         fenced = dict(target)
         for rc, inventory in current["inventories"].items():
@@ -185,9 +186,19 @@ class ProviderReporter:
                 result.traits_updated.append(spec.name)
 
         retry_on_conflict(step)
-        traits = dict(self._state.get("traits", {}))
-        traits[uuid] = sorted(spec.traits)
-        self._save_state(traits=traits)
+        self._remember_traits(uuid, sorted(spec.traits))
+
+    def _remember_traits(self, uuid: str, traits: list[str] | None) -> None:
+        """Record the traits we set on ``uuid`` (None: the provider is gone); written to
+        disk only when that changes."""
+        known = dict(self._state.get("traits", {}))
+        if known.get(uuid) == traits:
+            return
+        if traits is None:
+            del known[uuid]
+        else:
+            known[uuid] = traits
+        self._save_state(traits=known)
 
     # --- providers that should not be there -------------------------------------------
 
@@ -198,6 +209,7 @@ class ProviderReporter:
         in_use = any(self.client.get_provider_usages(uuid)["usages"].values())
         if not present and not in_use:
             self.client.delete_provider(uuid)
+            self._remember_traits(uuid, None)
             result.deleted.append(name)
             LOG.info("deleted provider %s: its device is gone and it holds nothing", name)
             return
