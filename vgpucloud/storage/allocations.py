@@ -30,7 +30,14 @@ from vgpucloud.placement import capacity
 from vgpucloud.placement.consumers import check_consumer_generation
 from vgpucloud.placement.models import Allocation, Consumer, ConsumerAllocationRequest, Inventory
 from vgpucloud.storage import tables as t
-from vgpucloud.storage.lookups import bump_generation, get_or_create_all, now, provider_row, rp
+from vgpucloud.storage.lookups import (
+    bump_generation,
+    get_or_create_all,
+    now,
+    provider_row,
+    resource_class_ids,
+    rp,
+)
 
 alloc, cons, rc = t.allocations, t.consumers, t.resource_classes
 Key = tuple[int, int]  # (resource provider id, resource class id)
@@ -39,7 +46,6 @@ Key = tuple[int, int]  # (resource provider id, resource class id)
 # statement costs several times more than running it, and a claim runs about ten.
 _PROVIDERS_BY_UUID = select(rp.c.id, rp.c.uuid, rp.c.generation).where(
     rp.c.uuid.in_(bindparam("uuids", expanding=True)))
-_CLASS_IDS = select(rc.c.name, rc.c.id).where(rc.c.name.in_(bindparam("names", expanding=True)))
 _CONSUMERS_BY_UUID = select(cons).where(cons.c.uuid.in_(bindparam("uuids", expanding=True)))
 _OLD_ALLOCATIONS = (
     select(alloc.c.consumer_id, alloc.c.resource_provider_id, alloc.c.resource_class_id,
@@ -189,10 +195,12 @@ def _read_plan(connection: Connection, requests: Sequence[ConsumerAllocationRequ
     rows = connection.execute(_PROVIDERS_BY_UUID, {"uuids": sorted(uuids)}).all() if uuids else []
     provider_ids = {row.uuid: row.id for row in rows}
     plan.providers.update({row.id: (row.uuid, row.generation) for row in rows})
-    for missing in sorted(uuids - provider_ids.keys()):
-        raise BadRequest(f"Allocation for resource provider '{missing}' that does not exist.")
+    missing_providers = sorted(uuids - provider_ids.keys())
+    if missing_providers:
+        raise BadRequest(
+            f"Allocation for resource provider '{missing_providers[0]}' that does not exist.")
     names = {name for r in requests for amounts in r.resources.values() for name in amounts}
-    rc_ids = _resource_class_ids(connection, names)
+    rc_ids = resource_class_ids(connection, names, f"{capacity.ALLOCATE}No such resource class ")
     plan.rc_names = {rc_id: name for name, rc_id in rc_ids.items()}
     for request in requests:
         plan.new[request.consumer_uuid] = {
@@ -205,15 +213,6 @@ def _read_plan(connection: Connection, requests: Sequence[ConsumerAllocationRequ
     plan.consumers = {row.uuid: row for row in consumer_rows}
     _read_old(connection, plan)
     return plan
-
-
-def _resource_class_ids(connection: Connection, names: set[str]) -> dict[str, int]:
-    if not names:
-        return {}
-    found = dict(connection.execute(_CLASS_IDS, {"names": sorted(names)}).all())
-    for missing in sorted(names - found.keys()):
-        raise BadRequest(f"{capacity.ALLOCATE}No such resource class {missing}.")
-    return found
 
 
 def _read_old(connection: Connection, plan: _Plan) -> None:

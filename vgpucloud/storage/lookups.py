@@ -103,11 +103,20 @@ def ids_by_name(
     return {name: row_id for name, row_id in rows}
 
 
+# Built once: resource class ids are looked up on every claim, and building a SQLAlchemy
+# statement costs more than running it on SQLite.
+_RESOURCE_CLASS_IDS = select(t.resource_classes.c.name, t.resource_classes.c.id).where(
+    t.resource_classes.c.name.in_(bindparam("names", expanding=True)))
+
+
 def resource_class_ids(
     connection: Connection, names: Collection[str], unknown: str
 ) -> dict[str, int]:
     """``{name: id}``; BadRequest ``unknown`` + the missing names when any does not exist."""
-    found = ids_by_name(connection, t.resource_classes, names)
+    if not names:
+        return {}
+    found = {name: row_id for name, row_id in
+             connection.execute(_RESOURCE_CLASS_IDS, {"names": sorted(set(names))})}
     missing = sorted(set(names) - found.keys())
     if missing:
         raise BadRequest(f"{unknown}{', '.join(missing)}.")

@@ -100,16 +100,10 @@ def _requests_by_column(snapshot: Snapshot, candidates: list[Candidate], with_ma
         allocations: dict[int, str] = {}
         mappings: dict[int, str] = {}
         first_allocation, first_mapping = j == first_with_resources, j == 0
-        providers = snapshot.providers
         for key, pick in dict(zip(ids, column, strict=True)).items():
-            if len(pick.members) == 1:  # the common case, straight to the kept texts
-                allocations[key], mappings[key] = TEXTS.single_pick(
-                    providers[pick.members[0]], pick.amounts, suffix, first_allocation,
-                    first_mapping)
-            else:
-                allocations[key], mappings[key] = _pick_parts(
-                    snapshot, suffix, pick, first_allocation=first_allocation,
-                    first_mapping=first_mapping)
+            allocations[key], mappings[key] = _pick_parts(
+                snapshot, suffix, pick, first_allocation=first_allocation,
+                first_mapping=first_mapping)
         rows[1 + j::stride] = map(allocations.__getitem__, ids)
         if with_mappings:
             rows[width + 2 + j::stride] = map(mappings.__getitem__, ids)
@@ -140,11 +134,8 @@ def _pick_parts(snapshot: Snapshot, suffix: str, pick: Pick, *, first_allocation
         by_provider.setdefault(pid, []).append((rc, amount))
     allocations = ", ".join([TEXTS.allocation(providers[pid], tuple(resources))
                              for pid, resources in by_provider.items()])
-    if len(pick.members) == 1:
-        mapping = TEXTS.mapping(providers[pick.members[0]], suffix)
-    else:
-        uuids = ", ".join([quoted(providers[pid].uuid) for pid in pick.members])
-        mapping = f"{quoted(suffix)}: [{uuids}]"
+    uuids = ", ".join([quoted(providers[pid].uuid) for pid in pick.members])
+    mapping = f"{quoted(suffix)}: [{uuids}]"
     return (allocations if first_allocation or not allocations else ", " + allocations,
             mapping if first_mapping else ", " + mapping)
 
