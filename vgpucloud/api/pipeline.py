@@ -37,6 +37,7 @@ from vgpucloud.errors import VgpucloudError
 
 VERSION_KEY = "vgpucloud.microversion"
 PROBLEM_KEY = "vgpucloud.microversion_problem"
+ROUTES_KEY = "vgpucloud.routes"  # the path's routes and parameters, resolved once
 
 StartResponse = Callable[..., Any]
 Headers = list[tuple[str, str]]
@@ -94,11 +95,25 @@ class ApiService(abc.ABC):
     # --- the pipeline ------------------------------------------------------------------
 
     def _is_public(self, request: webob.Request) -> bool:
+        """Resolve the path once per request (kept in environ for ``route``); a path that
+        resolves to nothing is not public, and its 404/405 comes after authentication."""
         try:
-            routes, _ = self.router.resolve(request.method, request.path_info or "/")
+            resolved = self.router.resolve(request.method, request.path_info or "/")
         except VgpucloudError:
             return False
-        return all(route.public for route in routes)
+        request.environ[ROUTES_KEY] = resolved
+        return all(route.public for route in resolved[0])
+
+    def route(self, request: webob.Request, version: Version,
+              path: str | None = None) -> tuple[Route, dict[str, str]]:
+        """The route serving this request at ``version``, from the resolution the pipeline
+        already made (``path`` only when a service matches a rewritten path)."""
+        original = request.path_info or "/"
+        path = path or original
+        resolved = request.environ.get(ROUTES_KEY) if path == original else None
+        if resolved is None:
+            return self.router.match(request.method, path, version)
+        return self.router.select(*resolved, request.method, path, version)
 
     def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         request = webob.Request(environ)

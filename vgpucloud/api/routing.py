@@ -84,6 +84,12 @@ class Router:
 
     def match(self, method: str, path: str, version: Version) -> tuple[Route, dict[str, str]]:
         candidates, params = self.resolve(method, path)
+        return self.select(candidates, params, method, path, version)
+
+    @staticmethod
+    def select(candidates: list[Route], params: dict[str, str], method: str, path: str,
+               version: Version) -> tuple[Route, dict[str, str]]:
+        """The route of ``candidates`` (what ``resolve`` found) that serves ``version``."""
         for route in candidates:
             if route.serves(version):
                 return route, params

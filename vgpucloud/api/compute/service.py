@@ -86,7 +86,7 @@ class ComputeService(ApiService):
 
     def respond(self, request: webob.Request, version: Version) -> webob.Response:
         path = (request.path_info or "/").rstrip("/") or "/"
-        route, params = self.router.match(request.method, path, version)
+        route, params = self.route(request, version, path)
         if route.json_body:
             jsonbody.require_json(request)
         identity = identity_of(request.environ)

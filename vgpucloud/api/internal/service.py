@@ -131,7 +131,7 @@ class InternalService(ApiService):
         self.store = store
 
     def respond(self, request: webob.Request, version: Version) -> webob.Response:
-        route, params = self.router.match(request.method, request.path_info or "/", version)
+        route, params = self.route(request, version)
         require_admin(request.environ, route, AGENTS_ONLY)
         if route.json_body:
             jsonbody.require_json(request)

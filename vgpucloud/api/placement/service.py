@@ -70,7 +70,7 @@ class PlacementService(ApiService):
         return [*headers, ("Vary", HEADER.lower())]
 
     def respond(self, request: webob.Request, version: Version) -> webob.Response:
-        route, params = self.router.match(request.method, request.path_info or "/", version)
+        route, params = self.route(request, version)
         if not route.public:
             require_admin(request.environ, route, ADMINS_ONLY)
         if request.method == "GET" and not request.accept.acceptable_offers(
