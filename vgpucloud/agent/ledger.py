@@ -194,29 +194,40 @@ class Ledger:
             return self._select(db, "1 = 1 ORDER BY parent, type_id, uuid", ())
 
     def free(self, parent: str | None = None, type_id: str | None = None) -> list[LedgerEntry]:
-        return [e for e in self.entries() if e.state == "free"
-                and parent in (None, e.parent) and type_id in (None, e.type_id)]
+        where, params = ["state = 'free'"], []
+        for column, value in (("parent", parent), ("type_id", type_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        with self._transaction() as db:
+            return self._select(db, " AND ".join(where) + " ORDER BY parent, type_id, uuid",
+                                tuple(params))
 
     def by_owner(self, owner: str) -> list[LedgerEntry]:
         with self._transaction() as db:
             return self._select(db, "owner = ? ORDER BY parent, uuid", (owner,))
 
-    def foreign(self, present: Iterable[Mdev]) -> list[Mdev]:
-        """mdevs in sysfs that the ledger does not know: someone else's; never remove them."""
-        known = {e.uuid for e in self.entries()}
+    def foreign(self, present: Iterable[Mdev],
+                entries: Sequence[LedgerEntry] | None = None) -> list[Mdev]:
+        """mdevs in sysfs that the ledger does not know: someone else's; never remove them.
+        ``entries``: rows the caller already read, to spare a second read."""
+        known = {e.uuid for e in (self.entries() if entries is None else entries)}
         return [m for m in present if m.uuid not in known]
 
-    def missing(self, present: Iterable[Mdev]) -> list[LedgerEntry]:
+    def missing(self, present: Iterable[Mdev],
+                entries: Sequence[LedgerEntry] | None = None) -> list[LedgerEntry]:
         """Rows whose mdev is not in sysfs (pending creates, and everything after a reboot)."""
         there = {m.uuid for m in present}
-        return [e for e in self.entries() if e.uuid not in there]
+        return [e for e in (self.entries() if entries is None else entries)
+                if e.uuid not in there]
 
     def plan_recovery(self, present: Sequence[Mdev]) -> Recovery:
-        gone = self.missing(present)
+        entries = self.entries()
+        gone = self.missing(present, entries)
         return Recovery(
             recreate=tuple(e for e in gone if e.state in OWNED_STATES),
             forget=tuple(e for e in gone if e.state == "free"),
-            foreign=tuple(self.foreign(present)),
+            foreign=tuple(self.foreign(present, entries)),
         )
 
     # --- internals -------------------------------------------------------------

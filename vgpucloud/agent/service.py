@@ -103,8 +103,9 @@ class Agent:
     def desired_tree(self) -> DesiredTree:
         mdevs = self.sysfs.mdevs()
         parents = self.sysfs.parents()
-        foreign = {m.uuid for m in self.ledger.foreign(mdevs)}
-        foreign |= foreign_vfs(parents, self.ledger.entries())
+        entries = self.ledger.entries()
+        foreign = {m.uuid for m in self.ledger.foreign(mdevs, entries)}
+        foreign |= foreign_vfs(parents, entries)
         return desired_tree(self.config, self.resources, parents, mdevs, foreign)
 
     def report_tree(self, desired: DesiredTree | None = None) -> ReportResult:
