@@ -12,6 +12,7 @@ error listing every such consumer, and nothing is written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import uuid as uuidlib
 from collections import Counter
@@ -22,6 +23,7 @@ from vgpucloud.agent.ledger import OWNED_STATES, Ledger
 from vgpucloud.agent.mdev import Sysfs
 from vgpucloud.agent.provider_tree import DesiredTree, child_name
 from vgpucloud.agent.virt import VirtDriver
+from vgpucloud.agent.virt.driver import GuestInfo
 from vgpucloud.client.placement import PlacementClient
 from vgpucloud.errors import MdevNotFound, VgpucloudError
 
@@ -103,11 +105,16 @@ class Reshaper:
                 "instance) and restart the agent")
         return target
 
+    @functools.cached_property
+    def _guests(self) -> dict[str, GuestInfo]:
+        """The host's guests by uuid, listed once per reshape (a libvirt call each time)."""
+        return {guest.uuid: guest for guest in self.driver.list_guests()}
+
     def _mdev_parents(self, consumer: str) -> dict[str, str]:
         """mdev uuid -> parent, from the ledger, then from the guest's domain XML."""
         parents = {e.uuid: e.parent for e in self.ledger.by_owner(consumer)
                    if e.state in OWNED_STATES}
-        guest = next((g for g in self.driver.list_guests() if g.uuid == consumer), None)
+        guest = self._guests.get(consumer)
         for mdev_uuid in guest.mdev_uuids if guest else ():
             if mdev_uuid not in parents:
                 try:
